@@ -1,0 +1,1 @@
+"""NER and sequence labeling on a frozen ELMo biLM."""
