@@ -1,0 +1,130 @@
+"""Tests for the CoNLL-style tokenizer and sentence splitter (ner/data/tokenize.py)."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ner.data.tokenize import Token, split_sentences, tokenize, tokenize_sentences
+
+
+def words(text: str) -> list[str]:
+    return text.split()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "EU rejects German call to boycott British lamb.",
+            ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."],
+        ),
+        # punctuation, brackets and quotes split off; quotes kept as written
+        (
+            '"Hello," he said (twice); ok?',
+            ['"', "Hello", ",", '"', "he", "said", "(", "twice", ")", ";", "ok", "?"],
+        ),
+        ("“Curly” ‘quotes’", ["“", "Curly", "”", "‘", "quotes", "’"]),
+        # clitics, also with a typographic apostrophe and when already split
+        ("John's car isn't there", ["John", "'s", "car", "is", "n't", "there"]),
+        ("can't won't I'm they'll we've he'd", words("ca n't wo n't I 'm they 'll we 've he 'd")),
+        ("it’s DON’T", ["it", "’s", "DO", "N’T"]),
+        ("John 's car do n't", ["John", "'s", "car", "do", "n't"]),
+        ("O'Neill's players' cars", ["O'Neill", "'s", "players", "'", "cars"]),
+        # abbreviations keep their period, the sentence period does not stick to words
+        (
+            "Mr. Smith of the U.S. and Acme Corp. left.",
+            words("Mr. Smith of the U.S. and Acme Corp. left ."),
+        ),
+        ("at 10:30 a.m. on Jan. 5", ["at", "10:30", "a.m.", "on", "Jan.", "5"]),
+        ("J. Smith won No. 5", ["J.", "Smith", "won", "No.", "5"]),
+        ("No. He said no.", ["No", ".", "He", "said", "no", "."]),
+        # numbers, currency, percent, dates
+        (
+            "$1,000.5 rose 50% to 3.5 on 1996-08-22 or 08/22/96",
+            words("$ 1,000.5 rose 50 % to 3.5 on 1996-08-22 or 08/22/96"),
+        ),
+        ("1,000, 2,000.", ["1,000", ",", "2,000", "."]),
+        # hyphens inside words stay (as in CoNLL); dashes split
+        (
+            "Anglo-Dutch 10-year well-known -- and — not",
+            ["Anglo-Dutch", "10-year", "well-known", "--", "and", "—", "not"],
+        ),
+        ("AT&T and/or word--word", ["AT&T", "and/or", "word", "--", "word"]),
+        ("Wait... what?!", ["Wait", "...", "what", "?", "!"]),
+        (
+            "see https://example.com/a?b=1. Mail me@x.org, ok",
+            ["see", "https://example.com/a?b=1", ".", "Mail", "me@x.org", ",", "ok"],
+        ),
+        # unicode: accents (composed and combining), Greek, Indic vowel signs, CJK
+        ("Café naïve Zürich Ελλάδα", ["Café", "naïve", "Zürich", "Ελλάδα"]),
+        ("Cafe\u0301 हिन्दी", ["Cafe\u0301", "हिन्दी"]),
+        ("東京都。次", ["東京都", "。", "次"]),
+        # zero-width characters separate and vanish; non-breaking space is whitespace
+        ("a\u200bb\ufeffc\u00a0d", ["a", "b", "c", "d"]),
+        ("", []),
+        ("   \n\t\u00a0 ", []),
+    ],
+)
+def test_tokenize_conll_style(text: str, expected: list[str]) -> None:
+    tokens = tokenize(text)
+    assert [t.text for t in tokens] == expected
+    assert all(text[t.start : t.end] == t.text for t in tokens)
+
+
+def test_tokens_carry_offsets() -> None:
+    assert tokenize("  Hi, U.S.!") == [
+        Token("Hi", 2, 4),
+        Token(",", 4, 5),
+        Token("U.S.", 6, 10),
+        Token("!", 10, 11),
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+    | st.text("aA1.,'-\"$% \n’", max_size=60)
+)
+def test_offsets_always_index_the_input(text: str) -> None:
+    tokens = tokenize(text)
+    previous_end = 0
+    covered = set()
+    for token in tokens:
+        assert text[token.start : token.end] == token.text
+        assert previous_end <= token.start < token.end
+        assert not any(c.isspace() for c in token.text)
+        covered.update(range(token.start, token.end))
+        previous_end = token.end
+    visible = {i for i, c in enumerate(text) if not c.isspace() and c not in "\u200b\u2060\ufeff"}
+    assert covered == visible  # nothing lost, nothing invented
+    # sentences partition the tokens, in order
+    sentences = tokenize_sentences(text)
+    assert [t for sentence in sentences for t in sentence] == tokens
+    assert split_sentences(text) == [(s[0].start, s[-1].end) for s in sentences]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("He left. She stayed.", ["He left.", "She stayed."]),
+        (
+            '"Hello," he said. "Bye." (Really.) Then?! Yes.',
+            ['"Hello," he said.', '"Bye."', "(Really.)", "Then?!", "Yes."],
+        ),
+        ("Mr. Smith met Dr. Jones at St. Paul's.", ["Mr. Smith met Dr. Jones at St. Paul's."]),
+        ("The U.S. Treasury sold bonds. It rose.", ["The U.S. Treasury sold bonds.", "It rose."]),
+        ("He lives in the U.S. He likes it.", ["He lives in the U.S.", "He likes it."]),
+        (
+            "Prices fell 2.5 percent. 10 firms cut jobs.",
+            ["Prices fell 2.5 percent.", "10 firms cut jobs."],
+        ),
+        ("e.g. this stays. ok? lower case goes on", ["e.g. this stays. ok? lower case goes on"]),
+        ("Title without period\n\nNext paragraph.", ["Title without period", "Next paragraph."]),
+        ("wrapped line\ncontinues here.", ["wrapped line\ncontinues here."]),
+        ("東京都。次の文。", ["東京都。", "次の文。"]),
+        ("", []),
+        ("  \n ", []),
+    ],
+)
+def test_split_sentences(text: str, expected: list[str]) -> None:
+    assert [text[a:b] for a, b in split_sentences(text)] == expected
