@@ -33,12 +33,12 @@ def _words(text: str) -> list[str]:
 
 # Titles: an abbreviation that is followed by a name, so it never ends a sentence.
 _TITLES = _words(
-    "Mr Mrs Ms Messrs Mmes Dr Prof Sen Rep Gov Gen Lt Col Maj Capt Cmdr Adm Sgt Cpl Pvt Rev Fr Hon "
-    "Pres Supt Insp Mt Ft St"
+    "Mr Mrs Ms Messrs Mmes Dr Prof Sen Sens Rep Reps Gov Gen Lt Col Maj Capt Cmdr Adm Sgt Cpl Pvt "
+    "Rev Fr Hon Pres Supt Insp Mt Ft St"
 )
 # Other abbreviations written with a final period (months, US states, company forms, Latin).
 _ABBREVIATIONS = _words(
-    "Jr Sr Corp Inc Ltd Co Cos Bros Plc Pty Dept Univ Assn Ave Blvd Rd vs etc approx est cf al "
+    "Jr Sr Corp Inc Ltd Co Cos Bros Plc Pty Dept Univ Assn Ave Blvd Rd v vs etc approx est cf al "
     "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Mon Tue Tues Wed Thu Thur Thurs Fri Sat "
     "Ala Ariz Ark Calif Colo Conn Del Fla Ga Ill Ind Kan Kans Ky La Md Mass Mich Minn Miss Mo "
     "Mont Neb Nev Okla Ore Pa Penn Tenn Tex Va Vt Wash Wis Wyo"
@@ -94,7 +94,7 @@ def _token_pattern() -> re.Pattern[str]:
         r"(?<!\w)Nos?\.(?=\s*\d)",
         r"(?<!\w)[A-Z]\.(?=\s+[A-Z])",
         # A clitic written apart ("John 's", "do n't", as in pre-tokenized text).
-        r"(?<!\w)['’](?:[sdm]|re|ve|ll)(?!\w)",
+        r"(?<!\w)['’](?i:[sdm]|re|ve|ll)(?!\w)",
         # Words: word characters joined by - / & . ' ’ (inner only) or by , : between digits.
         rf"{word_char}+(?:(?:[-/&.'’]|(?<=\d)[,:](?=\d)){word_char}+)*",
         # Multi-character punctuation, then any other single visible character.
