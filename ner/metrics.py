@@ -1,0 +1,68 @@
+"""Span-level precision/recall/F1 with seqeval: conlleval-compatible by default, strict on request.
+
+Default mode reads chunks the way conlleval.pl does (an ``I-X`` after ``O`` opens a chunk), so it
+scores IOB1, IOB2 and BIOES files alike. Strict mode only counts chunks that are well formed in
+the given scheme. All figures are percentages.
+"""
+
+from collections.abc import Sequence
+
+from seqeval.metrics import classification_report
+from seqeval.scheme import IOB1, IOB2, IOBES
+
+SEQEVAL_SCHEMES = {"iob1": IOB1, "iob2": IOB2, "bioes": IOBES}
+
+
+def _percent(entry: dict[str, float]) -> dict[str, float]:
+    return {
+        "precision": 100.0 * float(entry["precision"]),
+        "recall": 100.0 * float(entry["recall"]),
+        "f1": 100.0 * float(entry["f1-score"]),
+        "support": int(entry["support"]),
+    }
+
+
+def span_scores(
+    gold: Sequence[Sequence[str]],
+    predicted: Sequence[Sequence[str]],
+    *,
+    strict: bool = False,
+    scheme: str | None = None,
+) -> dict:
+    """Overall micro P/R/F1 (percent) and per entity type.
+
+    Returns ``{"precision", "recall", "f1", "support", "per_type": {type: {...}}}``. With
+    ``strict=True``, `scheme` ("iob1" | "iob2" | "bioes") says how chunks are formed.
+    """
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted ones")
+    for index, (g, p) in enumerate(zip(gold, predicted, strict=True)):
+        if len(g) != len(p):
+            raise ValueError(f"sentence {index}: {len(g)} gold tags but {len(p)} predicted ones")
+    options: dict = {"output_dict": True, "zero_division": 0}
+    if strict:
+        if scheme not in SEQEVAL_SCHEMES:
+            raise ValueError(
+                f"strict mode needs a scheme in {sorted(SEQEVAL_SCHEMES)}, got {scheme!r}"
+            )
+        options.update(mode="strict", scheme=SEQEVAL_SCHEMES[scheme])
+    gold_lists = [list(g) for g in gold]
+    predicted_lists = [list(p) for p in predicted]
+    if not any(tag != "O" for sentence in gold_lists + predicted_lists for tag in sentence):
+        # seqeval has no "micro avg" row when there are no chunks at all.
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0, "per_type": {}}
+    report = classification_report(gold_lists, predicted_lists, **options)
+    averages = {"micro avg", "macro avg", "weighted avg"}
+    return {
+        **_percent(report["micro avg"]),
+        "per_type": {name: _percent(row) for name, row in report.items() if name not in averages},
+    }
+
+
+def evaluate_tags(
+    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]], scheme: str
+) -> dict:
+    """Default (conlleval) scores, with the strict-mode scores under the ``"strict"`` key."""
+    scores = span_scores(gold, predicted)
+    scores["strict"] = span_scores(gold, predicted, strict=True, scheme=scheme)
+    return scores

@@ -1,0 +1,140 @@
+"""The BiLSTM-CRF tagger: [GloVe ⊕ char-CNN ⊕ ELMo scalar mix] → dropout → BiLSTM → linear → CRF.
+
+Defaults follow AllenNLP's CoNLL-2003 NER-with-ELMo model (ELMO_SPEC.md §7). Each input family
+is optional: ``num_words=0`` drops the word embedding, ``num_chars=0`` the char CNN and
+``elmo_dim=0`` the ELMo mix. The biLM itself is not part of this module: the model receives its
+frozen layers (from the feature cache or a live biLM), so only the mix weights and γ train.
+The constructor takes plain values only, so ``TaggerModel(**model.config)`` rebuilds it.
+"""
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ner.bilm.scalar_mix import ScalarMix
+from ner.tagger.batch import TaggerBatch
+from ner.tagger.char_encoder import CharCnnEncoder
+from ner.tagger.constraints import allowed_transitions
+from ner.tagger.crf import ConstrainedCRF
+
+
+class TaggerModel(nn.Module):
+    """A CRF sequence tagger over concatenated word, character and ELMo features.
+
+    tags: the tag strings in id order (in `tag_scheme`); constrain_decoding: mask the CRF so
+    Viterbi only yields sequences valid in `tag_scheme`; num_words/word_dim/word_trainable:
+    the word embedding (initialised from GloVe by the caller); num_chars/char_dim/
+    char_filters/char_width: the char CNN; elmo_dim/elmo_layers/elmo_layer_norm/
+    elmo_fixed_weights/elmo_dropout: the scalar mix over frozen biLM layers (dropout applied
+    to the mix output only); dropout: on the concatenated input and the encoder output;
+    hidden_size/num_layers/lstm_dropout: the bidirectional LSTM encoder.
+    """
+
+    def __init__(
+        self,
+        *,
+        tags: list[str],
+        tag_scheme: str = "bioes",
+        constrain_decoding: bool = True,
+        num_words: int = 0,
+        word_dim: int = 50,
+        word_trainable: bool = True,
+        num_chars: int = 0,
+        char_dim: int = 16,
+        char_filters: int = 128,
+        char_width: int = 3,
+        elmo_dim: int = 0,
+        elmo_layers: int = 3,
+        elmo_layer_norm: bool = False,
+        elmo_fixed_weights: list[float] | None = None,
+        elmo_dropout: float = 0.0,
+        dropout: float = 0.5,
+        hidden_size: int = 200,
+        num_layers: int = 2,
+        lstm_dropout: float = 0.5,
+    ) -> None:
+        super().__init__()
+        self.config: dict[str, Any] = {
+            name: value for name, value in locals().items() if name not in {"self", "__class__"}
+        }
+        self.tags = list(tags)
+        input_dim = 0
+        self.word_embedding: nn.Embedding | None = None
+        if num_words:
+            self.word_embedding = nn.Embedding(num_words, word_dim, padding_idx=0)
+            self.word_embedding.weight.requires_grad = word_trainable
+            input_dim += word_dim
+        self.char_encoder: CharCnnEncoder | None = None
+        if num_chars:
+            self.char_encoder = CharCnnEncoder(num_chars, char_dim, char_filters, char_width)
+            input_dim += self.char_encoder.output_dim
+        self.elmo_mix: ScalarMix | None = None
+        if elmo_dim:
+            self.elmo_mix = ScalarMix(
+                elmo_layers, fixed_weights=elmo_fixed_weights, layer_norm=elmo_layer_norm
+            )
+            self.elmo_dropout = nn.Dropout(elmo_dropout)
+            input_dim += elmo_dim
+        if input_dim == 0:
+            raise ValueError("the tagger needs at least one input: words, chars or ELMo")
+        self.input_dim = input_dim
+        self.dropout = nn.Dropout(dropout)
+        self.encoder = nn.LSTM(
+            input_dim,
+            hidden_size,
+            num_layers=num_layers,
+            bidirectional=True,
+            batch_first=True,
+            dropout=lstm_dropout if num_layers > 1 else 0.0,
+        )
+        self.projection = nn.Linear(2 * hidden_size, len(self.tags))
+        masks = allowed_transitions(tag_scheme, self.tags) if constrain_decoding else None
+        self.crf = ConstrainedCRF(len(self.tags), masks)
+
+    def features(self, batch: TaggerBatch) -> torch.Tensor:
+        """The concatenated, dropped-out input features (B, T, input_dim)."""
+        parts = []
+        if self.word_embedding is not None:
+            parts.append(self.word_embedding(batch.words))
+        if self.char_encoder is not None:
+            parts.append(self.char_encoder(batch.chars))
+        if self.elmo_mix is not None:
+            if batch.elmo is None:
+                raise ValueError("this model uses ELMo but the batch carries no ELMo layers")
+            # (B, L, T, D) → (B, T, D)
+            parts.append(self.elmo_dropout(self.elmo_mix(batch.elmo.float(), batch.mask)))
+        return self.dropout(torch.cat(parts, dim=-1))
+
+    def emissions(self, batch: TaggerBatch) -> torch.Tensor:
+        """Per-token tag scores (B, T, K) before the CRF."""
+        features = self.features(batch)
+        lengths = batch.mask.sum(1).cpu()
+        packed = pack_padded_sequence(features, lengths, batch_first=True, enforce_sorted=False)
+        encoded, _ = self.encoder(packed)
+        # (B, T, 2H), zeros at padding
+        encoded, _ = pad_packed_sequence(encoded, batch_first=True, total_length=features.size(1))
+        return self.projection(self.dropout(encoded))
+
+    def forward(self, batch: TaggerBatch) -> dict[str, torch.Tensor]:
+        """emissions (B, T, K), mask, and with gold tags the summed negative log-likelihood."""
+        emissions = self.emissions(batch)
+        output = {"emissions": emissions, "mask": batch.mask}
+        if batch.tags is not None:
+            output["loss"] = -self.crf(emissions, batch.tags, batch.mask, reduction="sum")
+        return output
+
+    @torch.no_grad()
+    def decode(self, batch: TaggerBatch) -> list[list[int]]:
+        """Best (constrained) tag ids per sentence, unpadded."""
+        return self.crf.decode(self.emissions(batch), batch.mask)
+
+    def mix_summary(self) -> dict[str, Any]:
+        """The learned ELMo layer weights (softmax) and γ, for logs and results.json."""
+        if self.elmo_mix is None:
+            return {}
+        return {
+            "weights": [float(w) for w in self.elmo_mix.normalized_weights()],
+            "gamma": float(self.elmo_mix.gamma),
+        }
