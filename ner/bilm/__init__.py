@@ -1,0 +1,1 @@
+"""ELMo biLM in PyTorch: exact AllenNLP/bilm-tf numerics, state modes, scalar mix, ner-embed."""

@@ -1,0 +1,99 @@
+"""Context-free token encoder of ELMo: char embedding → CNN → max-pool → highway → projection.
+
+Weights follow the TF layout of ELMO_SPEC §2; `load_tf_arrays` / `tf_arrays` convert both ways, so
+the module can be trained (pretraining) and dumped back to weights.hdf5.
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+from torch import nn
+
+from ner.bilm.char_ids import MAX_CHARACTERS_PER_TOKEN
+from ner.bilm.options import BiLMOptions
+from ner.bilm.weights import to_numpy
+
+
+class CharCNN(nn.Module):
+    """Maps the 50 character ids of each token to a P-dim token vector."""
+
+    def __init__(self, options: BiLMOptions) -> None:
+        super().__init__()
+        self.options = options
+        num_filters = options.num_filters
+        # Row 0 = sentence padding (always zero); rows 1..261 = raw char ids 0..260 (shifted +1).
+        self.char_embed = nn.Embedding(262, options.char_embedding_dim, padding_idx=0)
+        self.convs = nn.ModuleList(
+            nn.Conv1d(options.char_embedding_dim, count, width) for width, count in options.filters
+        )
+        # Each highway layer is one (F → 2F) linear map: [:F] the non-linear branch ("W_transform"),
+        # [F:] the gate ("W_carry"): y = g ⊙ relu(transform) + (1 − g) ⊙ x, g = σ(carry).
+        self.highways = nn.ModuleList(
+            nn.Linear(num_filters, 2 * num_filters) for _ in range(options.n_highway)
+        )
+        self.projection = nn.Linear(num_filters, options.projection_dim)
+        self._activation = torch.relu if options.activation == "relu" else torch.tanh
+        self._max_width = max(width for width, _ in options.filters)
+
+    def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
+        """char_ids (..., 50) shifted ids → token vectors (..., P)."""
+        leading = char_ids.shape[:-1]
+        flat = char_ids.reshape(-1, MAX_CHARACTERS_PER_TOKEN)  # (N, 50)
+        flat = flat[:, : self._useful_width(flat)]  # (N, W) with W <= 50, same max-pool results
+        embedded = self.char_embed(flat).transpose(1, 2)  # (N, C, W)
+        pooled = [self._activation(conv(embedded).amax(dim=-1)) for conv in self.convs]
+        hidden = torch.cat(pooled, dim=-1)  # (N, F)
+        num_filters = hidden.shape[-1]
+        for highway in self.highways:
+            both = highway(hidden)  # (N, 2F)
+            gate = torch.sigmoid(both[:, num_filters:])
+            hidden = gate * torch.relu(both[:, :num_filters]) + (1 - gate) * hidden
+        return self.projection(hidden).reshape(*leading, -1)  # (..., P)
+
+    def _useful_width(self, flat: torch.Tensor) -> int:
+        """Character positions needed for an exact max-pool over the batch.
+
+        Past its last real character a row repeats one id (char padding, or 0 for an empty slot), so
+        every window lying wholly in that tail has the same value; keeping the longest row plus one
+        such window (max kernel width) leaves each max unchanged and skips most padding work.
+        """
+        varying = (flat != flat[:, -1:]).any(dim=0).nonzero()
+        longest = int(varying[-1]) + 1 if len(varying) else 0
+        return min(MAX_CHARACTERS_PER_TOKEN, longest + self._max_width)
+
+    def load_tf_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Copy the char-CNN datasets of a weights.hdf5 (already shape-checked) into this module."""
+        with torch.no_grad():
+            table = torch.as_tensor(np.asarray(arrays["char_embed"]))  # (261, C)
+            self.char_embed.weight[0].zero_()
+            self.char_embed.weight[1:].copy_(table)
+            for i, conv in enumerate(self.convs):
+                kernel = torch.as_tensor(np.asarray(arrays[f"CNN/W_cnn_{i}"]))  # (1, w, C, n)
+                conv.weight.copy_(kernel[0].permute(2, 1, 0))  # (n, C, w)
+                conv.bias.copy_(torch.as_tensor(np.asarray(arrays[f"CNN/b_cnn_{i}"])))
+            for k, highway in enumerate(self.highways):
+                transform = np.asarray(arrays[f"CNN_high_{k}/W_transform"])  # (F, F)
+                carry = np.asarray(arrays[f"CNN_high_{k}/W_carry"])  # (F, F)
+                highway.weight.copy_(torch.as_tensor(np.concatenate([transform, carry], 1).T))
+                bias = [arrays[f"CNN_high_{k}/b_transform"], arrays[f"CNN_high_{k}/b_carry"]]
+                highway.bias.copy_(torch.as_tensor(np.concatenate(bias)))
+            self.projection.weight.copy_(torch.as_tensor(np.asarray(arrays["CNN_proj/W_proj"])).T)
+            self.projection.bias.copy_(torch.as_tensor(np.asarray(arrays["CNN_proj/b_proj"])))
+
+    def tf_arrays(self) -> dict[str, np.ndarray]:
+        """This module's parameters as weights.hdf5 datasets (TF layout, float32)."""
+        arrays = {"char_embed": to_numpy(self.char_embed.weight[1:])}
+        for i, conv in enumerate(self.convs):
+            arrays[f"CNN/W_cnn_{i}"] = to_numpy(conv.weight.permute(2, 1, 0))[None]
+            arrays[f"CNN/b_cnn_{i}"] = to_numpy(conv.bias)
+        num_filters = self.options.num_filters
+        for k, highway in enumerate(self.highways):
+            weight = to_numpy(highway.weight.T)  # (F, 2F)
+            arrays[f"CNN_high_{k}/W_transform"] = weight[:, :num_filters].copy()
+            arrays[f"CNN_high_{k}/W_carry"] = weight[:, num_filters:].copy()
+            arrays[f"CNN_high_{k}/b_transform"] = to_numpy(highway.bias[:num_filters])
+            arrays[f"CNN_high_{k}/b_carry"] = to_numpy(highway.bias[num_filters:])
+        arrays["CNN_proj/W_proj"] = to_numpy(self.projection.weight.T)
+        arrays["CNN_proj/b_proj"] = to_numpy(self.projection.bias)
+        return arrays

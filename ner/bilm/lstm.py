@@ -1,0 +1,227 @@
+"""The ELMo LSTM: stacked LSTM layers with a projected, clipped state and skip connections (§4).
+
+Both directions run together: every tensor has a leading direction axis D (0 = forward,
+1 = backward) and every direction reads its own input left to right, so the caller feeds the
+backward direction its input already reversed (`reverse_padded`). Per step only the rows still
+inside their sentence are computed (rows are sorted by length internally), and the input
+projections of all steps are one batched matmul. Weights use the TF layout of ELMO_SPEC §2
+(x @ W, gates i, j, f, o) and stay trainable; the forget-gate +1.0 of TF's LSTMCell is added to
+the stored bias at run time, in float32, exactly as AllenNLP does when it loads B.
+"""
+
+import math
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional
+
+from ner.bilm.weights import to_numpy
+
+FORWARD, BACKWARD = 0, 1
+
+
+class LSTMState(NamedTuple):
+    """Recurrent state of every layer and direction: h (L, D, B, P), c (L, D, B, H)."""
+
+    h: torch.Tensor
+    c: torch.Tensor
+
+
+def reverse_padded(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse the first `lengths[b]` steps of each row of inputs (B, T, ...); padding stays put."""
+    batch, steps = inputs.shape[:2]
+    time = torch.arange(steps, device=inputs.device).unsqueeze(0)  # (1, T)
+    lengths = lengths.to(inputs.device).unsqueeze(1)  # (B, 1)
+    index = torch.where(time < lengths, lengths - 1 - time, time)  # (B, T)
+    rows = torch.arange(batch, device=inputs.device).unsqueeze(1)
+    return inputs[rows, index]
+
+
+class ProjectedLSTMLayer(nn.Module):
+    """One LSTM layer with projection and clipping, for D directions at once (TF gate order)."""
+
+    def __init__(
+        self,
+        input_dim: int,
+        hidden_dim: int,
+        projection_dim: int,
+        cell_clip: float | None,
+        proj_clip: float | None,
+        num_directions: int = 2,
+    ) -> None:
+        super().__init__()
+        self.hidden_dim = hidden_dim
+        self.cell_clip = cell_clip
+        self.proj_clip = proj_clip
+        gates = 4 * hidden_dim
+        self.w_input = nn.Parameter(torch.empty(num_directions, input_dim, gates))  # W_0[:P_in]
+        self.w_state = nn.Parameter(
+            torch.empty(num_directions, projection_dim, gates)
+        )  # W_0[P_in:]
+        self.bias = nn.Parameter(torch.zeros(num_directions, gates))  # B, without the forget +1
+        self.w_proj = nn.Parameter(torch.empty(num_directions, hidden_dim, projection_dim))  # W_P_0
+        forget = torch.zeros(gates)
+        forget[2 * hidden_dim : 3 * hidden_dim] = 1.0
+        self.register_buffer("forget_bias", forget, persistent=False)
+        bound = 1.0 / math.sqrt(hidden_dim)
+        for weight in (self.w_input, self.w_state, self.w_proj):
+            nn.init.uniform_(weight, -bound, bound)
+
+    def forward(
+        self, inputs: torch.Tensor, counts: list[int], h: torch.Tensor, c: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Run the recurrence over time-major inputs of rows sorted by decreasing length.
+
+        inputs (D, T, B, P_in); counts[t] = rows still active at step t; h (D, B, P), c (D, B, H)
+        initial state. Returns outputs (D, T, B, P) (zero where padded) and the final h, c: each
+        row's state after its last real step (its initial state if it has none).
+        """
+        directions, steps, batch, input_dim = inputs.shape
+        bias = (self.bias + self.forget_bias).unsqueeze(1)  # (D, 1, 4H)
+        projected = torch.baddbmm(
+            bias, inputs.reshape(directions, steps * batch, input_dim), self.w_input
+        )
+        projected = projected.view(directions, steps, batch, -1)  # (D, T, B, 4H)
+        outputs: list[torch.Tensor] = []
+        done_h: list[torch.Tensor] = []  # states of rows that finished, shortest rows first
+        done_c: list[torch.Tensor] = []
+        for step in range(steps):
+            active = counts[step]
+            if active < h.shape[1]:
+                done_h.append(h[:, active:])
+                done_c.append(c[:, active:])
+                h, c = h[:, :active], c[:, :active]
+            if active == 0:
+                break  # no row is longer: the remaining steps are all padding
+            gates = torch.baddbmm(projected[:, step, :active], h, self.w_state)  # (D, n, 4H)
+            i, j, f, o = gates.chunk(4, dim=-1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
+            if self.cell_clip:
+                c = c.clamp(-self.cell_clip, self.cell_clip)
+            h = torch.bmm(torch.sigmoid(o) * torch.tanh(c), self.w_proj)  # (D, n, P)
+            if self.proj_clip:
+                h = h.clamp(-self.proj_clip, self.proj_clip)
+            outputs.append(functional.pad(h, (0, 0, 0, batch - active)))
+        done_h.append(h)
+        done_c.append(c)
+        size = (directions, steps - len(outputs), batch, self.w_proj.shape[-1])
+        padding = inputs.new_zeros(size)  # steps after the longest row (all of them if none)
+        padded = torch.cat([torch.stack(outputs, dim=1), padding], dim=1) if outputs else padding
+        return padded, torch.cat(done_h[::-1], dim=1), torch.cat(done_c[::-1], dim=1)
+
+    def load_tf_arrays(
+        self, kernels: list[np.ndarray], biases: list[np.ndarray], projections: list[np.ndarray]
+    ) -> None:
+        """Load per-direction W_0 (P_in + P, 4H), B (4H,), W_P_0 (H, P) arrays."""
+        input_dim = self.w_input.shape[1]
+        with torch.no_grad():
+            for d, (kernel, bias, projection) in enumerate(
+                zip(kernels, biases, projections, strict=True)
+            ):
+                kernel = torch.as_tensor(np.asarray(kernel))
+                self.w_input[d].copy_(kernel[:input_dim])
+                self.w_state[d].copy_(kernel[input_dim:])
+                self.bias[d].copy_(torch.as_tensor(np.asarray(bias)))
+                self.w_proj[d].copy_(torch.as_tensor(np.asarray(projection)))
+
+    def tf_arrays(self, direction: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """W_0, B, W_P_0 of one direction in the TF layout."""
+        kernel = torch.cat([self.w_input[direction], self.w_state[direction]], dim=0)
+        return to_numpy(kernel), to_numpy(self.bias[direction]), to_numpy(self.w_proj[direction])
+
+
+def tf_cell_prefix(direction: int, layer: int) -> str:
+    """HDF5 group of one LSTM cell, e.g. `RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell`."""
+    return f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+
+
+class ProjectedBiLSTM(nn.Module):
+    """L stacked ProjectedLSTMLayers; layer l ≥ 1 adds its input to its output (skip connection)."""
+
+    def __init__(
+        self,
+        input_dim: int,
+        hidden_dim: int,
+        projection_dim: int,
+        num_layers: int,
+        cell_clip: float | None,
+        proj_clip: float | None,
+        num_directions: int = 2,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.hidden_dim = hidden_dim
+        self.projection_dim = projection_dim
+        self.num_directions = num_directions
+        self.dropout = dropout  # on every layer's input while training (bilm-tf's DropoutWrapper)
+        self.layers = nn.ModuleList(
+            ProjectedLSTMLayer(
+                input_dim if layer == 0 else projection_dim,
+                hidden_dim,
+                projection_dim,
+                cell_clip,
+                proj_clip,
+                num_directions,
+            )
+            for layer in range(num_layers)
+        )
+
+    def zero_state(self, batch_size: int) -> LSTMState:
+        """All-zero state for batch_size rows."""
+        like = self.layers[0].w_proj
+        size = (len(self.layers), self.num_directions, batch_size)
+        return LSTMState(
+            like.new_zeros(*size, self.projection_dim), like.new_zeros(*size, self.hidden_dim)
+        )
+
+    def forward(
+        self, inputs: torch.Tensor, lengths: torch.Tensor, state: LSTMState | None = None
+    ) -> tuple[list[torch.Tensor], LSTMState]:
+        """inputs (D, B, T, P_in), each direction read left to right over lengths (B,) steps.
+
+        Returns one output (D, B, T, P) per layer (skip connection included, zero where padded)
+        and the final state (each row's state after its last step).
+        """
+        batch, steps = inputs.shape[1], inputs.shape[2]
+        if state is None:
+            state = self.zero_state(batch)
+        lengths = lengths.to(torch.long).cpu()
+        order = torch.argsort(lengths, descending=True, stable=True)
+        restore = torch.argsort(order)
+        time = torch.arange(steps).unsqueeze(1)  # (T, 1)
+        counts = (lengths[order].unsqueeze(0) > time).sum(dim=1).tolist()
+        order, restore = order.to(inputs.device), restore.to(inputs.device)
+        hidden = inputs[:, order].transpose(1, 2)  # (D, T, B, P_in) sorted rows, time-major
+        outputs, final_h, final_c = [], [], []
+        for index, layer in enumerate(self.layers):
+            hidden = functional.dropout(hidden, self.dropout, self.training)
+            result, h, c = layer(hidden, counts, state.h[index][:, order], state.c[index][:, order])
+            hidden = result + hidden if index > 0 else result
+            outputs.append(hidden.transpose(1, 2)[:, restore])  # (D, B, T, P)
+            final_h.append(h[:, restore])
+            final_c.append(c[:, restore])
+        return outputs, LSTMState(torch.stack(final_h), torch.stack(final_c))
+
+    def load_tf_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Copy the `RNN_d/.../Cell{l}` datasets of a weights.hdf5 into this module."""
+        for index, layer in enumerate(self.layers):
+            prefixes = [tf_cell_prefix(d, index) for d in range(self.num_directions)]
+            layer.load_tf_arrays(
+                [arrays[f"{p}/W_0"] for p in prefixes],
+                [arrays[f"{p}/B"] for p in prefixes],
+                [arrays[f"{p}/W_P_0"] for p in prefixes],
+            )
+
+    def tf_arrays(self) -> dict[str, np.ndarray]:
+        """Every layer and direction as weights.hdf5 datasets (TF layout, float32)."""
+        arrays = {}
+        for index, layer in enumerate(self.layers):
+            for direction in range(self.num_directions):
+                prefix = tf_cell_prefix(direction, index)
+                kernel, bias, projection = layer.tf_arrays(direction)
+                arrays[f"{prefix}/W_0"], arrays[f"{prefix}/B"] = kernel, bias
+                arrays[f"{prefix}/W_P_0"] = projection
+        return arrays

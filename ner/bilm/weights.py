@@ -1,0 +1,112 @@
+"""Reading, validating and writing ELMo weights.hdf5 files (TF layout, ELMO_SPEC §2).
+
+Every dataset a biLM needs is checked against the shapes its options imply before anything is
+loaded, so a wrong, truncated or corrupt file fails with an error naming the file and the dataset.
+Sources may be local paths or http(s)/file:// URLs (downloaded once through `ner.downloads.fetch`).
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import h5py
+import numpy as np
+import torch
+
+from ner.bilm.options import BiLMOptions
+
+
+class WeightsError(ValueError):
+    """A weights.hdf5 file is unreadable or does not match its options."""
+
+
+def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    """A detached float32 NumPy copy of a parameter (for writing weights.hdf5)."""
+    return tensor.detach().to(device="cpu", dtype=torch.float32).numpy().copy()
+
+
+def resolve(source: str | Path, desc: str | None = None) -> Path:
+    """A local path for an options/weights source: a path as is, a URL downloaded once (cached)."""
+    from ner.downloads import fetch
+
+    return fetch(str(source), desc=desc)
+
+
+def expected_shapes(options: BiLMOptions) -> dict[str, tuple[int, ...]]:
+    """Every dataset of a weights.hdf5 for `options` and its shape (AllenNLP reads all of them)."""
+    width_c, filters, hidden, proj = (
+        options.char_embedding_dim,
+        options.num_filters,
+        options.lstm_dim,
+        options.projection_dim,
+    )
+    shapes: dict[str, tuple[int, ...]] = {"char_embed": (261, width_c)}
+    for i, (width, count) in enumerate(options.filters):
+        shapes[f"CNN/W_cnn_{i}"] = (1, width, width_c, count)
+        shapes[f"CNN/b_cnn_{i}"] = (count,)
+    for k in range(options.n_highway):
+        for name in ("carry", "transform"):
+            shapes[f"CNN_high_{k}/W_{name}"] = (filters, filters)
+            shapes[f"CNN_high_{k}/b_{name}"] = (filters,)
+    shapes["CNN_proj/W_proj"] = (filters, proj)
+    shapes["CNN_proj/b_proj"] = (proj,)
+    for direction in range(2):
+        for layer in range(options.n_layers):
+            prefix = f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+            shapes[f"{prefix}/W_0"] = (2 * proj, 4 * hidden)
+            shapes[f"{prefix}/B"] = (4 * hidden,)
+            shapes[f"{prefix}/W_P_0"] = (hidden, proj)
+    return shapes
+
+
+def count_parameters(options: BiLMOptions) -> int:
+    """Number of biLM parameters stored in the weights file."""
+    return sum(int(np.prod(shape)) for shape in expected_shapes(options).values())
+
+
+def read_weights(weight_file: str | Path, options: BiLMOptions) -> dict[str, np.ndarray]:
+    """All datasets `options` needs, read into memory after checking names, shapes and values."""
+    shapes = expected_shapes(options)
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with h5py.File(weight_file, "r") as handle:
+            for name, shape in shapes.items():
+                dataset = handle.get(name)
+                if not isinstance(dataset, h5py.Dataset):
+                    raise WeightsError(
+                        f"{weight_file}: dataset '{name}' is missing"
+                        f" (expected shape {shape} for {options.source})"
+                    )
+                if dataset.shape != shape:
+                    raise WeightsError(
+                        f"{weight_file}: dataset '{name}' has shape {dataset.shape},"
+                        f" expected {shape} for {options.source}"
+                    )
+                if dataset.dtype.kind != "f":
+                    raise WeightsError(
+                        f"{weight_file}: dataset '{name}' has dtype {dataset.dtype}, expected float"
+                    )
+                try:
+                    values = np.asarray(dataset[...], dtype=np.float32)
+                except (OSError, RuntimeError) as error:
+                    raise WeightsError(
+                        f"{weight_file}: dataset '{name}' cannot be read (truncated or corrupt"
+                        f" file?): {error}"
+                    ) from error
+                if not np.isfinite(values).all():
+                    raise WeightsError(f"{weight_file}: dataset '{name}' contains NaN or inf")
+                arrays[name] = values
+    except OSError as error:
+        raise WeightsError(
+            f"{weight_file}: not a readable HDF5 weights file (truncated or corrupt?): {error}"
+        ) from error
+    return arrays
+
+
+def write_weights(weight_file: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write datasets (name → array) as float32 in the weights.hdf5 layout, atomically."""
+    target = Path(weight_file)
+    partial = target.with_name(target.name + ".partial")
+    with h5py.File(partial, "w") as handle:
+        for name, values in sorted(arrays.items()):
+            handle.create_dataset(name, data=np.asarray(values, dtype=np.float32))
+    partial.replace(target)
