@@ -1,0 +1,74 @@
+"""Safe, atomic extraction of zip (wheels, nltk_data) and tar archives.
+
+An entry that would land outside the target folder (an absolute path, ``..``, or a tar link)
+is refused before anything is written, and the target appears only once complete, so an
+interrupted extraction is never mistaken for a finished one.
+"""
+
+import os
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+
+class ArchiveError(ValueError):
+    """A malformed or unsafe archive, or a missing entry (the message names archive and entry)."""
+
+
+def _entries(archive: Path) -> dict[str, zipfile.ZipInfo | tarfile.TarInfo]:
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            return {info.filename: info for info in zf.infolist()}
+    try:
+        with tarfile.open(archive) as tf:
+            return {info.name: info for info in tf.getmembers()}
+    except tarfile.TarError as error:
+        raise ArchiveError(f"{archive}: not a zip or tar archive ({error})") from error
+
+
+def _check_entry(archive: Path, name: str, info: zipfile.ZipInfo | tarfile.TarInfo) -> None:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+        raise ArchiveError(
+            f"{archive}: entry {name!r} escapes the target folder; refusing to extract"
+        )
+    if isinstance(info, tarfile.TarInfo) and not (info.isfile() or info.isdir()):
+        raise ArchiveError(
+            f"{archive}: entry {name!r} is a link or special file; refusing to extract"
+        )
+
+
+def extract(archive: str | Path, target: str | Path, members: Sequence[str] | None = None) -> Path:
+    """Extract `members` (default: all) of `archive` into `target`, once; returns `target`.
+
+    If `target` already exists it is returned as is: callers name it after the archive's digest.
+    """
+    archive, target = Path(archive), Path(target)
+    if target.is_dir():
+        return target
+    entries = _entries(archive)
+    wanted = list(entries) if members is None else list(members)
+    for name in wanted:
+        if name not in entries:
+            raise ArchiveError(f"{archive}: no entry {name!r} (it has {len(entries)} entries)")
+        _check_entry(archive, name, entries[name])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(staging, members=wanted)
+        else:
+            with tarfile.open(archive) as tf:
+                tf.extractall(staging, members=[entries[n] for n in wanted], filter="data")
+        try:
+            os.replace(staging, target)
+        except OSError:
+            if not target.is_dir():  # else another process finished the same extraction first
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

@@ -1,0 +1,148 @@
+"""Turn read sentences into a `datasets.DatasetDict` with validated ClassLabel tags.
+
+The tag scheme is detected over all splits together, every sentence is checked against it (an
+error names file and line; ``lenient=True`` repairs and counts instead), and optionally the tags
+are converted to another scheme. All splits share one ClassLabel so tag ids mean the same thing.
+"""
+
+import logging
+from dataclasses import asdict, dataclass, field
+
+import datasets
+
+from ner.data.columns import ColumnFormatError, Sentence
+from ner.data.tag_schemes import (
+    OUTSIDE,
+    TagSchemeError,
+    convert_tags,
+    guess_scheme,
+    repair_tags,
+    split_tag,
+    tags_to_spans,
+)
+
+logger = logging.getLogger(__name__)
+SPLITS = ("train", "validation", "test")
+_PREFIX_ORDER = {"B": 0, "I": 1, "E": 2, "S": 3}
+
+
+@dataclass
+class SplitSource:
+    """The sentences of one split and where they came from (for error messages)."""
+
+    sentences: list[Sentence]
+    origin: str
+
+
+@dataclass
+class CorpusInfo:
+    """What preparing a corpus found: the source scheme, the output scheme, repairs, sizes."""
+
+    name: str
+    source_scheme: str
+    tag_scheme: str
+    sentences: dict[str, int]
+    tokens: dict[str, int]
+    repairs: dict[str, int] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def label_order(tag: str) -> tuple[int, str, int]:
+    """Sort key: ``O`` first, then by entity type, then B, I, E, S."""
+    prefix, label = split_tag(tag)
+    return (0, "", 0) if tag == OUTSIDE else (1, label, _PREFIX_ORDER[prefix])
+
+
+def _located(error: Exception, origin: str, sentence: Sentence, position: int | None) -> str:
+    line = sentence.lines[position if position is not None else 0]
+    return f"{origin}:{line}: {error}"
+
+
+def _check_prefixes(splits: dict[str, SplitSource]) -> None:
+    for source in splits.values():
+        for sentence in source.sentences:
+            for position, tag in enumerate(sentence.fields["tags"]):
+                try:
+                    split_tag(tag)
+                except TagSchemeError as error:
+                    raise ColumnFormatError(
+                        _located(error, source.origin, sentence, position)
+                    ) from None
+
+
+def carve_validation(sentences: list[Sentence], fraction: float) -> tuple[list, list]:
+    """Split off the last `fraction` of `sentences` (a contiguous tail, so no document is shared
+    between the parts unless it straddles the cut) as a validation split."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"validation fraction must be in (0, 1), got {fraction}")
+    cut = len(sentences) - max(1, round(len(sentences) * fraction))
+    return sentences[:cut], sentences[cut:]
+
+
+def build_corpus(
+    name: str,
+    splits: dict[str, SplitSource],
+    *,
+    lenient: bool = False,
+    tag_scheme: str | None = None,
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """Validate, repair (if `lenient`), convert (if `tag_scheme`) and pack into Arrow."""
+    _check_prefixes(splits)
+    source_scheme = guess_scheme(s.fields["tags"] for src in splits.values() for s in src.sentences)
+    target = (tag_scheme or source_scheme).lower()
+    repairs: dict[str, int] = {}
+    columns: dict[str, dict[str, list]] = {}
+    for split, source in splits.items():
+        repairs[split] = 0
+        for sentence in source.sentences:
+            tags = sentence.fields["tags"]
+            try:
+                tags_to_spans(tags, source_scheme)
+            except TagSchemeError as error:
+                if not lenient:
+                    raise ColumnFormatError(
+                        _located(error, source.origin, sentence, error.position)
+                        + " (pass lenient=True to repair such tags)"
+                    ) from None
+                tags, changed = repair_tags(tags, source_scheme)
+                repairs[split] += changed
+            sentence.fields["tags"] = convert_tags(tags, source_scheme, target)
+        first = source.sentences[0]
+        columns[split] = {key: [s.fields[key] for s in source.sentences] for key in first.fields}
+        columns[split]["document_id"] = [s.document_id for s in source.sentences]
+        if repairs[split]:
+            logger.warning("%s: repaired %d tags in %s", name, repairs[split], source.origin)
+
+    labels = sorted(
+        {t for c in columns.values() for tags in c["tags"] for t in tags}, key=label_order
+    )
+    names = list(columns[next(iter(columns))])
+    features = datasets.Features(
+        {
+            key: datasets.Value("int32")
+            if key == "document_id"
+            else datasets.Sequence(
+                datasets.ClassLabel(names=labels) if key == "tags" else datasets.Value("string")
+            )
+            for key in ["tokens", "tags", *(k for k in names if k not in ("tokens", "tags"))]
+        }
+    )
+    dataset = datasets.DatasetDict(
+        {split: datasets.Dataset.from_dict(columns[split], features=features) for split in splits}
+    )
+    info = CorpusInfo(
+        name=name,
+        source_scheme=source_scheme,
+        tag_scheme=target,
+        sentences={split: len(src.sentences) for split, src in splits.items()},
+        tokens={
+            split: sum(len(s.fields["tokens"]) for s in src.sentences)
+            for split, src in splits.items()
+        },
+        repairs=repairs,
+        origins={split: src.origin for split, src in splits.items()},
+    )
+    return dataset, info

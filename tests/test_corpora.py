@@ -1,0 +1,65 @@
+"""The named corpora, on the real data (downloaded once into data/, then cached)."""
+
+import datasets
+import pytest
+
+from ner.data import load_corpus, prepare_corpus
+
+NER_LABELS = ["O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG", "I-ORG", "B-PER", "I-PER"]
+
+
+@pytest.mark.slow
+def test_conll2003_counts():
+    corpus, info = prepare_corpus("conll2003")
+    assert {s: corpus[s].num_rows for s in corpus} == {
+        "train": 14041,
+        "validation": 3250,
+        "test": 3453,
+    }
+    assert info.tokens == {"train": 203621, "validation": 51362, "test": 46435}
+    assert {s: sum(map(len, corpus[s]["tokens"])) for s in corpus} == info.tokens
+    assert info.source_scheme == "iob2" and info.repairs == {"train": 0, "validation": 0, "test": 0}
+    tags = corpus["train"].features["tags"]
+    assert isinstance(tags.feature, datasets.ClassLabel) and tags.feature.names == NER_LABELS
+    first = corpus["train"][0]
+    assert first["tokens"][:3] == ["EU", "rejects", "German"]
+    assert tags.feature.int2str(first["tags"][:3]) == ["B-ORG", "O", "B-MISC"]
+    assert first["pos"][:2] == ["NNP", "VBZ"] and first["chunk"][:2] == ["B-NP", "B-VP"]
+    # -DOCSTART- lines become document boundaries: 946 / 216 / 231 articles.
+    assert {s: max(corpus[s]["document_id"]) + 1 for s in corpus} == {
+        "train": 946,
+        "validation": 216,
+        "test": 231,
+    }
+
+
+@pytest.mark.slow
+def test_conll2003_in_bioes():
+    corpus = load_corpus("conll2003", tag_scheme="bioes")
+    names = corpus["train"].features["tags"].feature.names
+    assert names[:5] == ["O", "B-LOC", "I-LOC", "E-LOC", "S-LOC"] and len(names) == 17
+    assert names and corpus["train"].features["tags"].feature.int2str(corpus["train"][0]["tags"])[
+        :3
+    ] == ["S-ORG", "O", "S-MISC"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "sentences", "tokens", "documents", "repairs", "labels"),
+    [
+        # The HF hub `conll2002` has the same sentence counts.
+        ("conll2002_es", (8323, 1915, 1517), (264715, 52923, 51533), (1, 1, 1), 1, 9),
+        ("conll2002_nl", (15806, 2895, 5195), (202644, 37687, 68875), (287, 74, 119), 0, 9),
+        # 8,936 train sentences: the last 894 (10%) are the validation split.
+        ("conll2000", (8042, 894, 2012), (190717, 21010, 47377), (1, 1, 1), 0, 23),
+    ],
+)
+def test_nltk_corpora(name, sentences, tokens, documents, repairs, labels):
+    corpus, info = prepare_corpus(name)
+    splits = ("train", "validation", "test")
+    assert tuple(corpus[s].num_rows for s in splits) == sentences
+    assert tuple(info.tokens[s] for s in splits) == tokens
+    assert tuple(max(corpus[s]["document_id"]) + 1 for s in splits) == documents
+    assert all(info.repairs[s] == repairs for s in splits)
+    assert len(corpus["train"].features["tags"].feature.names) == labels
+    assert "pos" in corpus["train"].column_names
