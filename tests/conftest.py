@@ -1,6 +1,11 @@
-"""Shared test set-up: point the corpus mirrors at ../shared/mirror unless already configured."""
+"""Shared test set-up: point the corpus mirrors at ../shared/mirror unless already configured,
+and fixtures for an isolated data folder and a local http server."""
 
+import http.server
 import os
+import threading
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,3 +24,39 @@ def isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "data"
     monkeypatch.setenv("NER_DATA_DIR", str(path))
     return path
+
+
+@dataclass
+class LocalServer:
+    """A local http server over `root`; `hits` lists the paths requested so far."""
+
+    base: str
+    root: Path
+    hits: list[str] = field(default_factory=list)
+
+    def url(self, name: str) -> str:
+        return f"{self.base}/{name}"
+
+
+@pytest.fixture
+def http_server(tmp_path: Path):
+    """Serve files written under `http_server.root` at `http_server.url(name)`."""
+    root = tmp_path / "www"
+    root.mkdir()
+    server = LocalServer("", root)
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            server.hits.append(self.path)
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=root))
+    server.base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield server
+    httpd.shutdown()
+    httpd.server_close()

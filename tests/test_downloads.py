@@ -1,9 +1,5 @@
 import hashlib
-import http.server
 import socket
-import threading
-from functools import partial
-from pathlib import Path
 
 import pytest
 
@@ -13,30 +9,11 @@ PAYLOAD = b"0123456789" * 1000
 DIGEST = hashlib.sha256(PAYLOAD).hexdigest()
 
 
-class _CountingHandler(http.server.SimpleHTTPRequestHandler):
-    hits: list[str]
-
-    def do_GET(self):
-        self.hits.append(self.path)
-        super().do_GET()
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def server(tmp_path: Path):
-    """A local http server over a folder holding `payload.bin`; yields (base URL, hit list)."""
-    root = tmp_path / "www"
-    root.mkdir()
-    (root / "payload.bin").write_bytes(PAYLOAD)
-    handler = type("Handler", (_CountingHandler,), {"hits": []})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=root))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", handler.hits
-    httpd.shutdown()
-    httpd.server_close()
+def server(http_server):
+    """The local server with `payload.bin`; yields (base URL, hit list)."""
+    (http_server.root / "payload.bin").write_bytes(PAYLOAD)
+    return http_server.base, http_server.hits
 
 
 def test_download_once_verified_and_cached(server, tmp_path):

@@ -1,0 +1,1 @@
+"""Pretrained word embeddings (GloVe and word2vec text files)."""

