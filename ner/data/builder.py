@@ -5,7 +5,6 @@ error names file and line; ``lenient=True`` repairs and counts instead), and opt
 are converted to another scheme. All splits share one ClassLabel so tag ids mean the same thing.
 """
 
-import logging
 from dataclasses import asdict, dataclass, field
 
 import datasets
@@ -21,7 +20,6 @@ from ner.data.tag_schemes import (
     tags_to_spans,
 )
 
-logger = logging.getLogger(__name__)
 SPLITS = ("train", "validation", "test")
 _PREFIX_ORDER = {"B": 0, "I": 1, "E": 2, "S": 3}
 
@@ -113,8 +111,6 @@ def build_corpus(
         first = source.sentences[0]
         columns[split] = {key: [s.fields[key] for s in source.sentences] for key in first.fields}
         columns[split]["document_id"] = [s.document_id for s in source.sentences]
-        if repairs[split]:
-            logger.warning("%s: repaired %d tags in %s", name, repairs[split], source.origin)
 
     labels = sorted(
         {t for c in columns.values() for tags in c["tags"] for t in tags}, key=label_order

@@ -93,8 +93,13 @@ _SPLIT_NAMES = {
 
 def load_corpus(name_or_path: str | Path, **options) -> datasets.DatasetDict:
     """A `DatasetDict` (train/validation/test) with ``tokens``, ``tags`` (ClassLabel) and the
-    corpus's other columns plus ``document_id``; see `prepare_corpus` for the options."""
-    return prepare_corpus(name_or_path, **options)[0]
+    corpus's other columns plus ``document_id``; see `prepare_corpus` for the options.
+    Repaired tags (``lenient``) are logged as a warning on every load."""
+    corpus, info = prepare_corpus(name_or_path, **options)
+    for split, count in info.repairs.items():
+        if count:
+            logger.warning("%s: repaired %d tags in %s", info.name, count, info.origins[split])
+    return corpus
 
 
 def prepare_corpus(
@@ -105,7 +110,7 @@ def prepare_corpus(
     files: Mapping[str, str | Path] | None = None,
     columns: Sequence[str] | None = None,
     token_column: int = 0,
-    tag_column: int = -1,
+    tag_column: int | str = -1,
     separator: str | None = None,
     docstart: str | None = "-DOCSTART-",
     encoding: str = "utf-8",
@@ -126,6 +131,7 @@ def prepare_corpus(
     - Column files: `columns` names every column (``tokens``, ``tags`` required, ``_`` drops one),
       or `token_column`/`tag_column` pick two; `separator` (None = whitespace), `docstart`,
       `encoding`; `validation_fraction` carves validation from the end of train when missing.
+    - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``).
     - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
       sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
     """
@@ -139,7 +145,8 @@ def prepare_corpus(
     if name.startswith("hub:"):
         from ner.data.hub import load_hub_corpus
 
-        return load_hub_corpus(name[4:], revision=revision, config=hub_config, **common)
+        hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
+        return load_hub_corpus(name[4:], revision=revision, config=hub_config, **hub_tags, **common)
     if named:
         return _load_named(name, named, source, nltk_data_url, **common)
     if files is None:
