@@ -135,6 +135,6 @@ class TaggerModel(nn.Module):
         if self.elmo_mix is None:
             return {}
         return {
-            "weights": [float(w) for w in self.elmo_mix.normalized_weights()],
-            "gamma": float(self.elmo_mix.gamma),
+            "weights": [float(w) for w in self.elmo_mix.normalized_weights().detach()],
+            "gamma": float(self.elmo_mix.gamma.detach()),
         }

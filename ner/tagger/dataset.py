@@ -1,0 +1,193 @@
+"""From a corpus (`load_corpus` DatasetDict) to encoded examples and length-bucketed batches.
+
+Tags are read in the corpus's own scheme, converted to the model's scheme (BIOES by default, as
+AllenNLP's BIOUL) for training, and converted back for predictions files and scores.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from datasets import DatasetDict
+
+from ner.data.tag_schemes import SCHEMES, TagSchemeError, convert_tags, split_tag
+from ner.tagger.batch import TaggerBatch
+from ner.tagger.vocab import Vocabulary
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass
+class Split:
+    """One split's sentences: tokens and gold tags in the corpus's scheme."""
+
+    name: str
+    tokens: list[list[str]]
+    tags: list[list[str]]
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens in the split."""
+        return sum(len(sentence) for sentence in self.tokens)
+
+
+def read_splits(corpus: DatasetDict, max_sentences: int | None = None) -> dict[str, Split]:
+    """The train/validation/test splits as lists, each capped at `max_sentences`."""
+    missing = [name for name in SPLITS if name not in corpus]
+    if missing:
+        raise ValueError(f"the corpus has no {', '.join(missing)} split (it has {list(corpus)})")
+    splits = {}
+    for name in SPLITS:
+        dataset = corpus[name]
+        if max_sentences is not None:
+            dataset = dataset.select(range(min(max_sentences, len(dataset))))
+        names = dataset.features["tags"].feature.names
+        splits[name] = Split(
+            name,
+            [list(tokens) for tokens in dataset["tokens"]],
+            [[names[i] for i in tags] for tags in dataset["tags"]],
+        )
+        if not splits[name].tokens:
+            raise ValueError(f"the {name} split is empty")
+    return splits
+
+
+def entity_types(tags: Sequence[Sequence[str]]) -> set[str]:
+    """The chunk types (PER, LOC, …) that occur in tag sequences."""
+    return {split_tag(tag)[1] for sentence in tags for tag in sentence if tag != "O"}
+
+
+def check_label_sets(splits: dict[str, Split]) -> None:
+    """Raise if dev or test has chunk types that train never shows (the model could not predict
+    them and the scores would silently count them as misses)."""
+    known = entity_types(splits["train"].tags)
+    for name in ("validation", "test"):
+        unseen = entity_types(splits[name].tags) - known
+        if unseen:
+            raise ValueError(
+                f"the {name} split has tag types that the train split lacks: {sorted(unseen)} "
+                f"(train has {sorted(known)}); fix the corpus or drop those tags"
+            )
+
+
+def tag_list(types: set[str], scheme: str) -> list[str]:
+    """All tags of `scheme` for `types`: ``O`` first, then each type's prefixes."""
+    prefixes = "BIES" if scheme == "bioes" else "BI"
+    return ["O"] + [f"{prefix}-{kind}" for kind in sorted(types) for prefix in prefixes]
+
+
+def convert_split(tags: list[list[str]], source: str, target: str, split: str) -> list[list[str]]:
+    """Convert every sentence's tags, naming the split and sentence of an invalid one."""
+    if source not in SCHEMES or target not in SCHEMES:
+        raise ValueError(f"tag schemes must be among {SCHEMES}, got {source!r} → {target!r}")
+    converted = []
+    for index, sentence in enumerate(tags):
+        try:
+            converted.append(convert_tags(sentence, source, target))
+        except TagSchemeError as error:
+            raise TagSchemeError(f"{split} sentence {index}: {error}", error.position) from None
+    return converted
+
+
+@dataclass
+class Example:
+    """One encoded sentence: word ids (T,), char ids per token, tag ids (T,) or None."""
+
+    index: int
+    words: list[int]
+    chars: list[list[int]]
+    tags: list[int] | None
+
+
+class Encoder:
+    """Turns tokens and tags into ids: lowercased words, raw characters (truncated), tags."""
+
+    def __init__(
+        self, words: Vocabulary, chars: Vocabulary, tags: list[str], max_chars: int = 50
+    ) -> None:
+        self.words, self.chars, self.tags, self.max_chars = words, chars, tags, max_chars
+        self.tag_index = {tag: i for i, tag in enumerate(tags)}
+
+    @classmethod
+    def build(cls, sentences: Sequence[Sequence[str]], tags: list[str], max_chars: int = 50):
+        """Vocabularies from `sentences` (all splits, as AllenNLP's default vocabulary does)."""
+        word_counts = Counter(token.lower() for sentence in sentences for token in sentence)
+        char_counts = Counter(c for sentence in sentences for token in sentence for c in token)
+        return cls(
+            Vocabulary.from_counts(word_counts),
+            Vocabulary.from_counts(char_counts),
+            tags,
+            max_chars,
+        )
+
+    def encode(self, index: int, tokens: Sequence[str], tags: Sequence[str] | None) -> Example:
+        """The ids of one sentence; `tags` must be in the model's scheme."""
+        return Example(
+            index=index,
+            words=[self.words.id(token.lower()) for token in tokens],
+            chars=[[self.chars.id(c) for c in token[: self.max_chars]] for token in tokens],
+            tags=None if tags is None else [self.tag_index[tag] for tag in tags],
+        )
+
+    def to_json(self) -> dict:
+        """Plain JSON: the vocabularies, tags and the char truncation length."""
+        return {
+            "words": self.words.to_json(),
+            "chars": self.chars.to_json(),
+            "tags": self.tags,
+            "max_chars": self.max_chars,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Encoder":
+        """The inverse of `to_json`."""
+        return cls(
+            Vocabulary.from_json(data["words"]),
+            Vocabulary.from_json(data["chars"]),
+            list(data["tags"]),
+            int(data["max_chars"]),
+        )
+
+
+def bucket_batches(
+    lengths: Sequence[int], batch_size: int, generator: np.random.Generator | None = None
+) -> list[list[int]]:
+    """Batches of sentence indices of similar length.
+
+    Without a generator: sorted by length, longest first (evaluation). With one: lengths are
+    jittered by ±10% noise before sorting so batches vary between epochs, then the batch order
+    is shuffled (training); the result depends only on the generator's seed.
+    """
+    keys = np.asarray(lengths, dtype=np.float64)
+    if generator is not None:
+        keys = keys * generator.uniform(0.9, 1.1, size=len(keys))
+    order = np.argsort(-keys, kind="stable").tolist()
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if generator is not None:
+        batches = [batches[i] for i in generator.permutation(len(batches))]
+    return batches
+
+
+def collate(
+    examples: Sequence[Example], elmo: Callable[[list[int]], torch.Tensor] | None = None
+) -> TaggerBatch:
+    """Pad examples into a `TaggerBatch`; `elmo(indices)` supplies (B, L, T, D) layers."""
+    length = max(len(e.words) for e in examples)
+    max_chars = max((len(c) for e in examples for c in e.chars), default=1)
+    words = torch.zeros(len(examples), length, dtype=torch.long)
+    chars = torch.zeros(len(examples), length, max(max_chars, 1), dtype=torch.long)
+    mask = torch.zeros(len(examples), length, dtype=torch.bool)
+    has_tags = all(e.tags is not None for e in examples)
+    tags = torch.zeros(len(examples), length, dtype=torch.long) if has_tags else None
+    for row, example in enumerate(examples):
+        n = len(example.words)
+        words[row, :n] = torch.tensor(example.words)
+        mask[row, :n] = True
+        for position, ids in enumerate(example.chars):
+            chars[row, position, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        if tags is not None:
+            tags[row, :n] = torch.tensor(example.tags)
+    layers = elmo([e.index for e in examples]) if elmo is not None else None
+    return TaggerBatch(mask=mask, words=words, chars=chars, elmo=layers, tags=tags)

@@ -1,0 +1,121 @@
+"""Experiment loggers: W&B (offline by default) and a no-op one. Logging never stops training.
+
+Every W&B call is guarded: the first failure is reported once as a warning and the logger turns
+itself off, so a broken install, a full disk or a network problem cannot kill a long run.
+`finish()` closes the W&B run so that each Hydra multirun job gets its own run.
+"""
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+class NullLogger:
+    """Logs nothing (``logger=none``)."""
+
+    def start(self, run_dir: Path, config: dict[str, Any], resume_id: str | None = None) -> None:
+        """Open the run (nothing to do)."""
+
+    def log_epoch(self, epoch: int, metrics: dict[str, float]) -> None:
+        """Record one epoch's scalars (nothing to do)."""
+
+    def log_final(self, results: dict[str, Any]) -> None:
+        """Record the final scores (nothing to do)."""
+
+    def finish(self) -> None:
+        """Close the run (nothing to do)."""
+
+    @property
+    def run_id(self) -> str | None:
+        """No run, no id."""
+        return None
+
+
+class WandbLogger(NullLogger):
+    """Weights & Biases logging into ``<run_dir>/wandb/`` (``offline-run-*`` unless online).
+
+    project/entity/group/tags/name: the usual W&B run fields; mode: "offline" (default),
+    "online" or "disabled".
+    """
+
+    def __init__(
+        self,
+        project: str = "ner-elmo",
+        mode: str = "offline",
+        entity: str | None = None,
+        group: str | None = None,
+        tags: list[str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.settings = {
+            "project": project,
+            "mode": mode,
+            "entity": entity,
+            "group": group,
+            "tags": list(tags) if tags else None,
+            "name": name,
+        }
+        self.run: Any = None
+
+    def _guard(self, action: str, function, *args, **kwargs) -> None:
+        if self.run is None and action != "start":
+            return
+        try:
+            function(*args, **kwargs)
+        except Exception as error:  # logging must never stop training
+            logger.warning("W&B %s failed, W&B logging is off for this run: %s", action, error)
+            self.run = None
+
+    def start(self, run_dir: Path, config: dict[str, Any], resume_id: str | None = None) -> None:
+        """Open a W&B run under `run_dir` (continuing `resume_id` when given)."""
+
+        def init() -> None:
+            import wandb
+
+            os.environ.setdefault("WANDB_SILENT", "true")
+            self.run = wandb.init(
+                dir=str(run_dir),
+                config=config,
+                id=resume_id,
+                resume="allow" if resume_id else None,
+                **self.settings,
+            )
+
+        self._guard("start", init)
+
+    def log_epoch(self, epoch: int, metrics: dict[str, float]) -> None:
+        """Log one epoch's loss, dev scores, learning rate and mix weights."""
+        self._guard("log", lambda: self.run.log({"epoch": epoch, **metrics}))
+
+    def log_final(self, results: dict[str, Any]) -> None:
+        """Test/dev scores in the summary and a per-type table per split."""
+
+        def final() -> None:
+            import wandb
+
+            for split in ("dev", "test"):
+                scores = results.get(split)
+                if not scores:
+                    continue
+                for name in ("f1", "precision", "recall"):
+                    self.run.summary[f"{split}/{name}"] = scores[name]
+                    self.run.summary[f"{split}/strict_{name}"] = scores["strict"][name]
+                table = wandb.Table(columns=["type", "precision", "recall", "f1", "support"])
+                for kind, row in sorted(scores["per_type"].items()):
+                    table.add_data(kind, row["precision"], row["recall"], row["f1"], row["support"])
+                self.run.log({f"{split}/per_type": table})
+
+        self._guard("final log", final)
+
+    def finish(self) -> None:
+        """Close the run (flushes the offline files)."""
+        self._guard("finish", lambda: self.run.finish())
+        self.run = None
+
+    @property
+    def run_id(self) -> str | None:
+        """The W&B run id, kept in checkpoints so that a resumed run continues it."""
+        return getattr(self.run, "id", None)

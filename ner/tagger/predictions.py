@@ -1,0 +1,83 @@
+"""Tag a split with a trained model, score it with seqeval and write a conlleval-readable file."""
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from ner.metrics import evaluate_tags
+from ner.tagger.batch import TaggerBatch
+from ner.tagger.dataset import Example, Split, bucket_batches, convert_split
+from ner.tagger.model import TaggerModel
+
+
+def predict_tags(
+    model: TaggerModel,
+    examples: Sequence[Example],
+    make_batch: Callable[[list[Example]], TaggerBatch],
+    *,
+    batch_size: int,
+    device: torch.device,
+    progress: bool = False,
+    desc: str = "tagging",
+) -> list[list[str]]:
+    """Model-scheme tags for every example (empty sentences get an empty list)."""
+    model.eval()
+    predicted: list[list[str]] = [[] for _ in examples]
+    lengths = [len(e.words) for e in examples]
+    nonempty = [i for i, n in enumerate(lengths) if n > 0]
+    batches = bucket_batches([lengths[i] for i in nonempty], batch_size)
+    for positions in tqdm(batches, desc=desc, leave=False, disable=not progress, unit="batch"):
+        indices = [nonempty[p] for p in positions]
+        batch = make_batch([examples[i] for i in indices]).to(device)
+        for index, ids in zip(indices, model.decode(batch), strict=True):
+            predicted[index] = [model.tags[i] for i in ids]
+    return predicted
+
+
+def write_predictions(
+    path: Path, tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], pred
+) -> None:
+    """``token gold pred`` per line, a blank line after each sentence (conlleval's input)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for sentence, gold_tags, pred_tags in zip(tokens, gold, pred, strict=True):
+            for token, g, p in zip(sentence, gold_tags, pred_tags, strict=True):
+                handle.write(f"{token} {g} {p}\n")
+            handle.write("\n")
+
+
+def evaluate_split(
+    model: TaggerModel,
+    split: Split,
+    examples: Sequence[Example],
+    make_batch: Callable[[list[Example]], TaggerBatch],
+    *,
+    corpus_scheme: str,
+    model_scheme: str,
+    batch_size: int,
+    device: torch.device,
+    predictions_file: Path | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Scores (default + strict, per type) in the corpus's own scheme, plus speed figures."""
+    started = time.perf_counter()
+    predicted = predict_tags(
+        model,
+        examples,
+        make_batch,
+        batch_size=batch_size,
+        device=device,
+        progress=progress,
+        desc=f"tagging {split.name}",
+    )
+    seconds = time.perf_counter() - started
+    predicted = convert_split(predicted, model_scheme, corpus_scheme, f"predicted {split.name}")
+    scores = evaluate_tags(split.tags, predicted, corpus_scheme)
+    if predictions_file is not None:
+        write_predictions(predictions_file, split.tokens, split.tags, predicted)
+    scores["seconds"] = seconds
+    scores["tokens_per_second"] = split.num_tokens / max(seconds, 1e-9)
+    return scores
