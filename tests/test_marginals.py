@@ -2,6 +2,7 @@
 
 import itertools
 
+import numpy as np
 import pytest
 import torch
 from torchcrf import CRF
@@ -66,8 +67,8 @@ def test_partition_matches_pytorch_crf_without_constraints() -> None:
 def test_span_probability_matches_enumeration(scores, start_at, tags) -> None:
     emissions, mask, start, transitions, end = scores
     posterior = CrfPosterior(emissions, mask, start, transitions, end)
-    previous_allowed = torch.tensor([True, False, True])
-    next_allowed = torch.tensor([False, True, True])
+    previous_allowed = np.array([True, False, True])
+    next_allowed = np.array([False, True, True])
     paths, _ = path_probabilities(emissions[0], start, transitions, end, 4)
     stop = start_at + len(tags)
 

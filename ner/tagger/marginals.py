@@ -6,6 +6,7 @@ the forward and backward recursions in log space over (possibly constrained, -in
 transition and end scores, so disallowed paths get probability 0 exactly as in Viterbi decoding.
 """
 
+import numpy as np
 import torch
 
 
@@ -58,6 +59,11 @@ class CrfPosterior:
         self.log_partition = torch.logsumexp(
             self.alpha.gather(1, last).squeeze(1) + end, dim=1
         )  # (B,)
+        self._arrays = tuple(
+            x.detach().cpu().double().numpy()
+            for x in (start, transitions, end, emissions, self.alpha, self.beta)
+        )
+        self._log_partition = self.log_partition.detach().cpu().double().numpy()
 
     def token_marginals(self) -> torch.Tensor:
         """P(y_t = k | x) as (B, T, K); rows at padding are meaningless."""
@@ -68,8 +74,8 @@ class CrfPosterior:
         sentence: int,
         start: int,
         tags: list[int],
-        previous_allowed: torch.Tensor | None = None,
-        next_allowed: torch.Tensor | None = None,
+        previous_allowed: np.ndarray | None = None,
+        next_allowed: np.ndarray | None = None,
     ) -> float:
         """P(y_start .. y_start+len(tags)-1 = tags, y_start-1 ∈ previous_allowed,
         y_end ∈ next_allowed | x) for one sentence: the exact probability that the CRF labels this
@@ -81,25 +87,24 @@ class CrfPosterior:
         stop = start + len(tags) - 1  # inclusive
         if not tags or start < 0 or stop >= length:
             raise ValueError(f"span {start}..{stop} is outside sentence {sentence} of {length}")
-        emissions = self.emissions[sentence]  # (T, K)
-        minus_inf = emissions.new_tensor(float("-inf"))
+        # NumPy on (K,) vectors: per-span torch calls would cost more than the arithmetic.
+        start_scores, transitions, end_scores, emissions, alpha, beta = self._arrays
+        emissions, ids = emissions[sentence], np.asarray(tags)
         if start == 0:
-            left = self.start[tags[0]] + emissions[0, tags[0]]
+            left = start_scores[ids[0]]
         else:
-            incoming = self.alpha[sentence, start - 1] + self.transitions[:, tags[0]]  # (K,)
+            incoming = alpha[sentence, start - 1] + transitions[:, ids[0]]  # (K,)
             if previous_allowed is not None:
-                incoming = torch.where(previous_allowed, incoming, minus_inf)
-            left = torch.logsumexp(incoming, dim=0) + emissions[start, tags[0]]
-        ids = torch.tensor(tags, device=emissions.device)
-        positions = torch.arange(start + 1, stop + 1, device=emissions.device)
-        inner = self.transitions[ids[:-1], ids[1:]].sum() + emissions[positions, ids[1:]].sum()
+                incoming = np.where(previous_allowed, incoming, -np.inf)
+            left = np.logaddexp.reduce(incoming)
+        inner = (
+            emissions[np.arange(start, stop + 1), ids].sum() + transitions[ids[:-1], ids[1:]].sum()
+        )
         if stop == length - 1:
-            right = self.end[tags[-1]]
+            right = end_scores[ids[-1]]
         else:
-            outgoing = (
-                self.transitions[tags[-1]] + emissions[stop + 1] + self.beta[sentence, stop + 1]
-            )  # (K,)
+            outgoing = transitions[ids[-1]] + emissions[stop + 1] + beta[sentence, stop + 1]  # (K,)
             if next_allowed is not None:
-                outgoing = torch.where(next_allowed, outgoing, minus_inf)
-            right = torch.logsumexp(outgoing, dim=0)
-        return float((left + inner + right - self.log_partition[sentence]).exp())
+                outgoing = np.where(next_allowed, outgoing, -np.inf)
+            right = np.logaddexp.reduce(outgoing)
+        return float(np.exp(left + inner + right - self._log_partition[sentence]))

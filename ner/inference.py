@@ -1,0 +1,303 @@
+"""`Tagger`: a trained model ready to tag text, with character offsets and CRF confidences.
+
+    from ner import Tagger
+    tagger = Tagger.load("outputs/run/model")
+    tagger.predict(["EU rejects German call to boycott British lamb."])
+
+Raw text is split into sentences and tokenized like CoNLL (`ner.data.tokenize`); every token and
+entity keeps its character offsets into the input string. An entity's confidence is the CRF's
+marginal probability of exactly that span and type (forward-backward over the same constrained
+scores Viterbi decodes with). Sentences longer than `max_length` tokens are tagged in pieces, so a
+runaway "sentence" (a 5,000-token line without punctuation) costs neither memory nor the rest of
+the input.
+"""
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ner.archive import ArchiveError, BiLMFiles, load_archive, save_archive
+from ner.bilm.bilm import BiLM
+from ner.bilm.char_ids import batch_to_ids
+from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
+from ner.data.tokenize import Token, tokenize_sentences
+from ner.tagger.dataset import Encoder, collate
+from ner.tagger.marginals import CrfPosterior
+from ner.tagger.model import TaggerModel
+from ner.tagger.vocab import Vocabulary
+
+_WHITESPACE_TOKEN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A tagged span: ``text == source[start:end]``; tokens ``token_start`` to ``token_end``
+    (exclusive); `confidence` = P(this exact span has this type | text) under the CRF."""
+
+    text: str
+    type: str
+    start: int
+    end: int
+    token_start: int
+    token_end: int
+    confidence: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "type": self.type,
+            "start": self.start,
+            "end": self.end,
+            "token_start": self.token_start,
+            "token_end": self.token_end,
+            "confidence": round(self.confidence, 6),
+        }
+
+
+@dataclass
+class TaggedText:
+    """One input text: its tokens (with offsets), one tag per token, sentence spans (token
+    indices, end exclusive) and entities."""
+
+    text: str
+    tokens: list[Token]
+    tags: list[str]
+    sentences: list[tuple[int, int]]
+    entities: list[Entity]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--format jsonl`` object."""
+        return {
+            "text": self.text,
+            "tokens": [{"text": t.text, "start": t.start, "end": t.end} for t in self.tokens],
+            "tags": self.tags,
+            "sentences": [
+                {"start": self.tokens[a].start, "end": self.tokens[b - 1].end}
+                for a, b in self.sentences
+            ],
+            "entities": [entity.to_json() for entity in self.entities],
+        }
+
+
+@dataclass
+class _Tagged:
+    """Decoded tags of one sentence and its spans ((type, start, end) token indices) with
+    confidences."""
+
+    tags: list[str]
+    spans: list[tuple[str, int, int, float]]
+
+
+def whitespace_tokens(line: str) -> list[Token]:
+    """Pre-tokenized input: whitespace-separated tokens with their offsets into `line`."""
+    return [Token(m.group(), m.start(), m.end()) for m in _WHITESPACE_TOKEN.finditer(line)]
+
+
+class Tagger:
+    """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
+
+    model: the trained tagger; encoder: its word/char/tag vocabularies; bilm: the biLM files it
+    reads (None when it uses no ELMo); device: where to run; max_length: longer sentences are
+    tagged in pieces of at most this many tokens; tag_scheme: the scheme of the output tags
+    (default: the model's own).
+    """
+
+    def __init__(
+        self,
+        model: TaggerModel,
+        encoder: Encoder,
+        bilm: BiLMFiles | None = None,
+        *,
+        device: str | torch.device = "cpu",
+        max_length: int = 256,
+        tag_scheme: str | None = None,
+    ) -> None:
+        if max_length < 1:
+            raise ValueError(f"max_length must be positive, got {max_length}")
+        if model.elmo_mix is not None and bilm is None:
+            raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        self.encoder = encoder
+        self.bilm_files = bilm
+        self.max_length = max_length
+        self.model_scheme: str = model.config["tag_scheme"]
+        self.tag_scheme = tag_scheme or self.model_scheme
+        self._neighbour_masks = _neighbour_masks(model.tags)
+
+    @functools.cached_property
+    def bilm(self) -> BiLM | None:
+        """The frozen biLM, loaded on first use (None for a model without ELMo)."""
+        if self.bilm_files is None or self.model.elmo_mix is None:
+            return None
+        files = self.bilm_files
+        return (
+            BiLM.from_files(files.options, files.weights, state=files.state).to(self.device).eval()
+        )
+
+    @classmethod
+    def load(cls, directory: str | Path, **options: Any) -> "Tagger":
+        """Load a model directory (see `ner.archive`); `options` go to the constructor."""
+        archive = load_archive(directory)
+        model = TaggerModel(**archive.model_config)
+        try:
+            model.load_state_dict(archive.state_dict)
+        except RuntimeError as error:
+            raise ArchiveError(
+                f"the weights in {directory} do not fit its model config: {error}"
+            ) from None
+        vocabularies = archive.vocabularies
+        encoder = Encoder(
+            Vocabulary.from_json(vocabularies["words"]),
+            Vocabulary.from_json(vocabularies["chars"]),
+            list(vocabularies["labels"]),
+            int(archive.manifest["metadata"]["max_chars"]),
+        )
+        tagger = cls(model, encoder, archive.bilm, **options)
+        _ = tagger.bilm  # load it now: errors surface here, and load time is honest
+        return tagger
+
+    def save(
+        self, directory: str | Path, *, config: dict[str, Any] | None = None, **options: Any
+    ) -> Path:
+        """Write this tagger as a self-contained model directory (see `ner.archive.save_archive`;
+        `options` go to it). `config`: the run's resolved configuration, kept for the record."""
+        return save_archive(
+            directory,
+            model=self.model,
+            model_config=self.model.config,
+            vocabularies={
+                "words": self.encoder.words.to_json(),
+                "chars": self.encoder.chars.to_json(),
+                "labels": self.encoder.tags,
+            },
+            bilm=self.bilm_files,
+            config=config,
+            metadata={"max_chars": self.encoder.max_chars},
+            **options,
+        )
+
+    def predict(self, texts: str | Sequence[str], *, batch_size: int = 64) -> list[TaggedText]:
+        """Tag raw texts (each split into sentences); one `TaggedText` per text."""
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        return self.tag_tokenized(texts, [tokenize_sentences(t) for t in texts], batch_size)
+
+    def predict_tokens(
+        self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
+    ) -> list[TaggedText]:
+        """Tag pre-tokenized sentences; each result's text is its tokens joined by spaces."""
+        texts = [" ".join(tokens) for tokens in sentences]
+        return self.tag_tokenized(texts, [[whitespace_tokens(t)] for t in texts], batch_size)
+
+    def tag_tokenized(
+        self, texts: Sequence[str], sentences: Sequence[Sequence[Sequence[Token]]], batch_size: int
+    ) -> list[TaggedText]:
+        """Tag texts already split into sentences of tokens (offsets into each text)."""
+        flat = [[t.text for t in sentence] for document in sentences for sentence in document]
+        tagged = iter(self.tag_sentences(flat, batch_size=batch_size))
+        results = []
+        for text, document in zip(texts, sentences, strict=True):
+            tokens, tags, bounds, entities = [], [], [], []
+            for sentence in document:
+                result, offset = next(tagged), len(tokens)
+                bounds.append((offset, offset + len(sentence)))
+                for kind, start, end, confidence in result.spans:
+                    first, last = sentence[start], sentence[end - 1]
+                    entities.append(
+                        Entity(
+                            text[first.start : last.end],
+                            kind,
+                            first.start,
+                            last.end,
+                            offset + start,
+                            offset + end,
+                            confidence,
+                        )
+                    )
+                tokens.extend(sentence)
+                tags.extend(result.tags)
+            results.append(TaggedText(text, tokens, tags, bounds, entities))
+        return results
+
+    def tag_sentences(
+        self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
+    ) -> list[_Tagged]:
+        """Tags (in `tag_scheme`) and scored spans of token lists; long ones go in pieces."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        pieces: list[list[str]] = []
+        owners: list[int] = []
+        for index, sentence in enumerate(sentences):
+            if not sentence:
+                raise ValueError(f"sentence {index} has no tokens")
+            for start in range(0, len(sentence), self.max_length):
+                pieces.append(list(sentence[start : start + self.max_length]))
+                owners.append(index)
+        tagged = self._tag_pieces(pieces, batch_size)
+        merged = [_Tagged([], []) for _ in sentences]
+        for owner, piece in zip(owners, tagged, strict=True):
+            target, offset = merged[owner], len(merged[owner].tags)
+            target.spans.extend((k, s + offset, e + offset, c) for k, s, e, c in piece.spans)
+            target.tags.extend(piece.tags)
+        if self.tag_scheme != self.model_scheme:
+            for result in merged:
+                spans = [Span(kind, start, end) for kind, start, end, _ in result.spans]
+                result.tags = spans_to_tags(spans, len(result.tags), self.tag_scheme)
+        return merged
+
+    @torch.inference_mode()
+    def _tag_pieces(self, pieces: list[list[str]], batch_size: int) -> list[_Tagged]:
+        """Decode sentences of at most `max_length` tokens, batched longest first."""
+        order = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
+        results: list[_Tagged | None] = [None] * len(pieces)
+        for first in range(0, len(order), batch_size):
+            rows = order[first : first + batch_size]
+            tokens = [pieces[i] for i in rows]
+            examples = [self.encoder.encode(r, sentence, None) for r, sentence in enumerate(tokens)]
+            layers = None
+            if self.bilm is not None:
+                layers, _ = self.bilm(batch_to_ids(tokens).to(self.device))  # (B, L, T, D)
+            batch = collate(examples).to(self.device)
+            batch.elmo = layers
+            emissions = self.model.emissions(batch)  # (B, T, K)
+            paths, _ = self.model.crf.viterbi(emissions, batch.mask)
+            posterior = CrfPosterior(
+                emissions.double(),
+                batch.mask,
+                *(s.double() for s in self.model.crf.constrained_scores()),
+            )
+            for row, index in enumerate(rows):
+                results[index] = self._decode_row(
+                    posterior, row, paths[row, : len(tokens[row])].tolist()
+                )
+        return results  # type: ignore[return-value]
+
+    def _decode_row(self, posterior: CrfPosterior, row: int, path: list[int]) -> _Tagged:
+        """Tags, spans and span confidences of one decoded sentence."""
+        tags = [self.model.tags[i] for i in path]
+        spans = []
+        for kind, start, end in tags_to_spans(tags, self.model_scheme, lenient=True):
+            before = self._neighbour_masks[path[start]][0]
+            after = self._neighbour_masks[path[end - 1]][1]
+            confidence = posterior.span_probability(row, start, path[start:end], before, after)
+            spans.append((kind, start, end, confidence))
+        return _Tagged(tags, spans)
+
+
+def _neighbour_masks(tags: list[str]) -> list[tuple[np.ndarray | None, np.ndarray]]:
+    """Per tag id: (tags allowed before a chunk opening with it, tags allowed after a chunk
+    closing with it). A neighbour that would extend the chunk (``I-X`` after it; ``B-X``/``I-X``
+    before an ``I-X`` opener, as in IOB1) is excluded; None = any tag."""
+    parts = [split_tag(tag) for tag in tags]
+    masks = []
+    for prefix, kind in parts:
+        after = np.array([not (p in "IE" and k == kind) for p, k in parts])
+        before = np.array([not (p in "BI" and k == kind) for p, k in parts])
+        masks.append((before if prefix in "IE" else None, after))
+    return masks
