@@ -202,7 +202,9 @@ def _build(
     unknown = set(files) - set(SPLITS)
     if unknown:
         raise ValueError(f"{name}: unknown splits {sorted(unknown)}; expected {SPLITS}")
-    splits = {s: SplitSource(read_column_file(p, fmt), str(p)) for s, p in files.items()}
+    splits = {
+        s: SplitSource(read_column_file(files[s], fmt), str(files[s])) for s in SPLITS if s in files
+    }
     if "validation" not in splits and validation_fraction:
         train, validation = carve_validation(splits["train"].sentences, validation_fraction)
         origin = splits["train"].origin

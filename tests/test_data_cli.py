@@ -1,0 +1,42 @@
+import pytest
+
+from ner.data.__main__ import main
+
+
+def test_prepare_column_folder_with_glove(tmp_path, isolated_data_dir, capsys):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "train.txt").write_text("Paris B-LOC\nis O\n\nnice O\n")
+    (folder / "dev.txt").write_text("Rome B-LOC\nis O\n")
+    (folder / "test.txt").write_text("Oslo B-LOC\nzzz O\n")
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("paris 1 2\nis 3 4\nrome 5 6\noslo 7 8\n")
+    assert main(["prepare", str(folder), "--glove", str(vectors), "--tag-scheme", "bioes"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["corpus", "train", "2", "3", "iob2>bioes", "0"]
+    assert out[3].split() == ["corpus", "test", "1", "2", "iob2>bioes", "0"]
+    # 7 tokens, 6 types; "nice" and "zzz" have no vector.
+    assert out[4].endswith("(2-d) on corpus: 4 of 6 word types found; token coverage 71.43%")
+
+
+def test_bad_input_exits_with_the_message(tmp_path, isolated_data_dir, capsys):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("train", "dev", "test"):
+        (folder / name).write_text("a O\nb O O\n")
+    assert main(["prepare", str(folder)]) == 1
+    assert "train:2: expected 2 columns" in capsys.readouterr().err
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    assert capsys.readouterr().out.split()[0] == "conll2003"
+
+
+@pytest.mark.slow
+def test_readme_main_job(capsys):
+    """The README's command: CoNLL-2003 with GloVe 6B.50d coverage (real data, cached in data/)."""
+    assert main(["prepare", "conll2003", "--glove"]) == 0
+    out = capsys.readouterr().out
+    assert "conll2003       train           14,041   203,621  iob2" in out
+    assert "26,340 of 30,289 word types found; token coverage 97.67%" in out
