@@ -93,23 +93,16 @@ def tags_to_spans(tags: Sequence[str], scheme: str, *, lenient: bool = False) ->
             if scheme == "bioes" and open_label:
                 fail(i, f"the {open_label} chunk was not closed with E-{open_label}")
             close(i)
-        elif scheme == "iob1":
-            if prefix == "B" and not continues:
+        else:
+            if scheme == "iob1" and prefix == "B" and not continues:
                 fail(i, f"B-{label} may only follow a {label} chunk (IOB1 starts chunks with I-)")
-            if prefix == "B" or not continues:
-                close(i)
-                open_label, open_start = label, i
-        elif scheme == "iob2":
-            if prefix == "I" and not continues:
+            if scheme == "iob2" and prefix == "I" and not continues:
                 fail(i, f"a chunk must start with B-{label} (IOB2)")
-            if prefix == "B" or not continues:
-                close(i)
-                open_label, open_start = label, i
-        else:  # bioes
-            if prefix in "BS" and open_label:
+            if scheme == "bioes" and prefix in "BS" and open_label:
                 fail(i, f"the {open_label} chunk was not closed with E-{open_label}")
-            if prefix in "IE" and not continues:
+            if scheme == "bioes" and prefix in "IE" and not continues:
                 fail(i, f"a chunk must start with B-{label} or be S-{label} (BIOES)")
+            # B and S always open a chunk; I and E open one only in IOB1 or when repairing.
             if prefix in "BS" or not continues:
                 close(i)
                 open_label, open_start = label, i
