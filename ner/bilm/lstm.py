@@ -84,7 +84,9 @@ class ProjectedLSTMLayer(nn.Module):
         projected = torch.baddbmm(
             bias, inputs.reshape(directions, steps * batch, input_dim), self.w_input
         )
-        projected = projected.view(directions, steps, batch, -1)  # (D, T, B, 4H)
+        # One (D, B, 4H) tensor per step: unbind's backward stacks their gradients once, where
+        # indexing step by step would materialise a full-size gradient per step (O(T²) training).
+        projected = projected.view(directions, steps, batch, -1).unbind(1)  # T × (D, B, 4H)
         outputs: list[torch.Tensor] = []
         done_h: list[torch.Tensor] = []  # states of rows that finished, shortest rows first
         done_c: list[torch.Tensor] = []
@@ -96,7 +98,7 @@ class ProjectedLSTMLayer(nn.Module):
                 h, c = h[:, :active], c[:, :active]
             if active == 0:
                 break  # no row is longer: the remaining steps are all padding
-            gates = torch.baddbmm(projected[:, step, :active], h, self.w_state)  # (D, n, 4H)
+            gates = torch.baddbmm(projected[step][:, :active], h, self.w_state)  # (D, n, 4H)
             i, j, f, o = gates.chunk(4, dim=-1)
             c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
             if self.cell_clip:

@@ -1,0 +1,275 @@
+"""The ELMo bidirectional language model: char-CNN token vectors + a 2-direction projected LSTM.
+
+Three state modes decide the LSTM state a sentence starts from (ELMO_SPEC §4, §6):
+
+* ``stateful`` — AllenNLP/bilm-tf: row r of a batch starts from the final state of row r of the
+  previous batch (zeros at first). Needed to reproduce their outputs; depends on batch history.
+* ``stateless`` — every sentence starts from zeros.
+* ``warm`` (default) — every sentence starts from one fixed state: the final state after reading
+  `WARMUP_TEXT` once from zeros. Deterministic like ``stateless`` (a sentence's vectors depend on
+  nothing else), but the biLM was trained with states carried across sentences, never from zeros,
+  so a state that has read real text is the in-distribution starting point.
+"""
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ner.bilm.char_cnn import CharCNN
+from ner.bilm.char_ids import BOS_CHAR_IDS, EOS_CHAR_IDS, token_to_char_ids
+from ner.bilm.lstm import BACKWARD, FORWARD, LSTMState, ProjectedBiLSTM, reverse_padded
+from ner.bilm.options import BiLMOptions
+from ner.bilm.weights import read_weights, resolve, write_weights
+
+STATE_MODES = ("warm", "stateless", "stateful")
+
+# Fixed forever: changing it changes every `warm` output. Plain news-style English, one sentence per
+# line, in the style of the 1B Word Benchmark the published models were trained on.
+WARMUP_TEXT = """\
+The company said on Tuesday that its profit rose 12 percent in the third quarter .
+Officials in Washington declined to comment on the report , which was published late on Monday .
+" We are very pleased with the results , " the chairman told reporters after the meeting .
+Shares of the bank closed at $ 45.20 , up 1.3 percent , in New York Stock Exchange trading .
+The team won the match 3-1 and will play in the final next week in London ."""
+
+
+class BiLM(nn.Module):
+    """Frozen-or-trainable ELMo biLM returning all L + 1 layers with boundaries removed."""
+
+    def __init__(self, options: BiLMOptions, state: str = "warm") -> None:
+        super().__init__()
+        self.options = options
+        self.char_cnn = CharCNN(options)
+        self.lstm = ProjectedBiLSTM(
+            options.projection_dim,
+            options.lstm_dim,
+            options.projection_dim,
+            options.n_layers,
+            options.cell_clip,
+            options.proj_clip,
+        )
+        self.state = state  # validated by the setter below
+        self._carried: LSTMState | None = None  # stateful mode: per-row state of the last batch
+        self._warm: LSTMState | None = None  # warm mode: the state after WARMUP_TEXT (1 row)
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @state.setter
+    def state(self, mode: str) -> None:
+        if mode not in STATE_MODES:
+            raise ValueError(f"unknown biLM state mode {mode!r}; expected one of {STATE_MODES}")
+        self._state = mode
+
+    @property
+    def output_dim(self) -> int:
+        """2P: width of every returned layer."""
+        return self.options.output_dim
+
+    @property
+    def num_layers(self) -> int:
+        """L + 1: the token layer and one per LSTM layer."""
+        return self.options.num_layers
+
+    @classmethod
+    def from_files(
+        cls,
+        options_file: str | Path,
+        weight_file: str | Path,
+        state: str = "warm",
+        expected: Mapping[str, Any] | None = None,
+    ) -> "BiLM":
+        """Load options.json + weights.hdf5 (local paths or http(s) URLs, downloaded once).
+
+        `expected` (e.g. a preset's `expected` block: output_dim, lstm_dim, ...) is checked against
+        the options so a wrong file fails early with a clear message.
+        """
+        options = BiLMOptions.from_file(resolve(options_file, desc="ELMo options"))
+        for key, value in (expected or {}).items():
+            if key != "parameters" and getattr(options, key) != value:
+                raise ValueError(
+                    f"{options_file}: {key} = {getattr(options, key)}, the preset expects {value}"
+                )
+        model = cls(options, state=state)
+        model.load_tf_arrays(read_weights(resolve(weight_file, desc="ELMo weights"), options))
+        return model
+
+    def load_tf_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Load weights.hdf5 datasets (see `weights.read_weights`) and forget derived states."""
+        self.char_cnn.load_tf_arrays(arrays)
+        self.lstm.load_tf_arrays(arrays)
+        self.reset_states()
+        self._warm = None
+
+    def tf_arrays(self) -> dict[str, np.ndarray]:
+        """All parameters as weights.hdf5 datasets."""
+        return {**self.char_cnn.tf_arrays(), **self.lstm.tf_arrays()}
+
+    def save(self, options_file: str | Path, weight_file: str | Path) -> None:
+        """Write options.json and weights.hdf5 (the layout AllenNLP and bilm-tf read)."""
+        self.options.save(options_file)
+        write_weights(weight_file, self.tf_arrays())
+
+    def reset_states(self) -> None:
+        """Forget the carried state of `stateful` mode (the next batch starts from zeros)."""
+        self._carried = None
+
+    def forward(self, char_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """char_ids (B, T, 50), right-padded, no boundaries → layers (B, L+1, T, 2P), mask (B, T).
+
+        Layers are exactly zero at padded positions.
+        """
+        mask = (char_ids > 0).any(dim=-1)  # (B, T)
+        real = char_ids[mask]  # (N, 50)
+        boundaries = torch.tensor([BOS_CHAR_IDS, EOS_CHAR_IDS], device=char_ids.device)
+        unique, inverse = torch.unique(torch.cat([boundaries, real]), dim=0, return_inverse=True)
+        vectors = self.char_cnn(unique)[inverse]  # (2 + N, P)
+        tokens = vectors.new_zeros(*mask.shape, vectors.shape[-1])  # (B, T, P)
+        tokens = tokens.masked_scatter(mask.unsqueeze(-1), vectors[2:])
+        return self.contextualize(tokens, mask, vectors[0], vectors[1]), mask
+
+    def contextualize(
+        self, tokens: torch.Tensor, mask: torch.Tensor, bos: torch.Tensor, eos: torch.Tensor
+    ) -> torch.Tensor:
+        """Token vectors (B, T, P), mask (B, T), boundary vectors (P,) → layers (B, L+1, T, 2P)."""
+        batch, steps, dim = tokens.shape
+        lengths = mask.sum(dim=1)  # (B,)
+        rows = torch.arange(batch, device=tokens.device)
+        padded = torch.cat([bos.expand(batch, 1, dim), tokens, tokens.new_zeros(batch, 1, dim)], 1)
+        padded = padded.index_put((rows, lengths + 1), eos.expand(batch, dim))  # (B, T+2, P)
+        total = lengths + 2
+        inputs = torch.stack([padded, reverse_padded(padded, total)])  # (2, B, T+2, P)
+        outputs, final = self.lstm(inputs, total, self._initial_state(batch))
+        if self.state == "stateful":
+            self._carry(final)
+        layers = [torch.cat([padded, padded], dim=-1)]
+        for output in outputs:  # (2, B, T+2, P)
+            backward = reverse_padded(output[BACKWARD], total)
+            layers.append(torch.cat([output[FORWARD], backward], dim=-1))
+        stacked = torch.stack(layers, dim=1)[:, :, 1 : steps + 1]  # (B, L+1, T, 2P)
+        return stacked * mask[:, None, :, None].to(stacked.dtype)
+
+    def _initial_state(self, batch: int) -> LSTMState | None:
+        """The LSTM state the rows of a batch of `batch` sentences start from."""
+        if self.state == "stateless":
+            return None
+        if self.state == "warm":
+            warm = self.warm_state()
+            return LSTMState(*(s.expand(-1, -1, batch, -1) for s in warm))
+        if self._carried is None:
+            return None
+        carried = self.lstm.zero_state(batch)
+        rows = min(batch, self._carried.h.shape[2])
+        h = torch.cat([self._carried.h[:, :, :rows], carried.h[:, :, rows:]], dim=2)
+        c = torch.cat([self._carried.c[:, :, :rows], carried.c[:, :, rows:]], dim=2)
+        return LSTMState(h, c)
+
+    def _carry(self, final: LSTMState) -> None:
+        """Stateful mode: rows of this batch keep their final state; rows beyond it keep theirs."""
+        final = LSTMState(final.h.detach(), final.c.detach())
+        if self._carried is not None and self._carried.h.shape[2] > final.h.shape[2]:
+            rows = final.h.shape[2]
+            final = LSTMState(
+                torch.cat([final.h, self._carried.h[:, :, rows:]], dim=2),
+                torch.cat([final.c, self._carried.c[:, :, rows:]], dim=2),
+            )
+        self._carried = final
+
+    def warm_state(self) -> LSTMState:
+        """The fixed `warm` starting state (1 row): the final state after reading WARMUP_TEXT."""
+        if self._warm is None:
+            mode = self.state
+            carried = self._carried
+            self._state, self._carried = "stateful", None
+            try:
+                with torch.no_grad():
+                    for line in WARMUP_TEXT.splitlines():
+                        ids = torch.tensor([[token_to_char_ids(t) for t in line.split()]])
+                        self(ids.to(self.char_cnn.char_embed.weight.device))
+                assert self._carried is not None
+                self._warm = self._carried
+            finally:
+                self._state, self._carried = mode, carried
+        return self._warm
+
+    def embed_sentences(
+        self,
+        sentences: Sequence[Sequence[str]],
+        batch_size: int = 64,
+        max_tokens: int = 4096,
+        token_cache: dict[str, torch.Tensor] | None = None,
+    ) -> list[torch.Tensor]:
+        """All layers of each tokenized sentence: a list of (L+1, T_i, 2P) float tensors.
+
+        In `stateful` mode batches are `batch_size` consecutive sentences in the given order. In
+        `warm`/`stateless` mode sentences are sorted by length and batched under a budget of
+        `max_tokens` padded tokens (at most `batch_size` rows); results come back in input order.
+        The char-CNN runs once per distinct token string (`token_cache` keeps them across calls).
+        """
+        cache: dict[str, torch.Tensor] = {} if token_cache is None else token_cache
+        with torch.inference_mode():
+            self._fill_token_cache(cache, {t for sentence in sentences for t in sentence})
+            bos, eos = self._token_vectors(["<S>", "</S>"])
+            results: list[torch.Tensor | None] = [None] * len(sentences)
+            for batch in self._batches(sentences, batch_size, max_tokens):
+                longest = max(len(sentences[i]) for i in batch)
+                mask = torch.zeros(len(batch), longest, dtype=torch.bool)
+                tokens = bos.new_zeros(len(batch), longest, bos.shape[-1])
+                for row, index in enumerate(batch):
+                    sentence = sentences[index]
+                    mask[row, : len(sentence)] = True
+                    if sentence:
+                        tokens[row, : len(sentence)] = torch.stack([cache[t] for t in sentence])
+                layers = self.contextualize(tokens, mask.to(tokens.device), bos, eos)
+                for row, index in enumerate(batch):
+                    results[index] = layers[row, :, : len(sentences[index])].clone()
+        return results  # type: ignore[return-value]
+
+    def _batches(
+        self, sentences: Sequence[Sequence[str]], batch_size: int, max_tokens: int
+    ) -> list[list[int]]:
+        """Sentence indices per batch (see `embed_sentences`)."""
+        if batch_size < 1 or max_tokens < 1:
+            raise ValueError(
+                f"batch_size and max_tokens must be >= 1, got {batch_size}, {max_tokens}"
+            )
+        indices = list(range(len(sentences)))
+        if self.state == "stateful":
+            return [indices[i : i + batch_size] for i in range(0, len(indices), batch_size)]
+        indices.sort(key=lambda i: -len(sentences[i]))
+        batches: list[list[int]] = []
+        for index in indices:  # longest first: a batch's first sentence is its longest
+            batch = batches[-1] if batches else None
+            if (
+                batch is None
+                or len(batch) >= batch_size
+                or (len(batch) + 1) * max(len(sentences[batch[0]]), 1) > max_tokens
+            ):
+                batches.append([index])
+            else:
+                batch.append(index)
+        return batches
+
+    def _token_vectors(self, tokens: Sequence[str]) -> torch.Tensor:
+        """Char-CNN vectors (N, P) of token strings, computed in length-sorted chunks."""
+        weight = self.char_cnn.char_embed.weight
+        device = weight.device
+        order = sorted(range(len(tokens)), key=lambda i: len(tokens[i].encode("utf-8", "ignore")))
+        vectors = weight.new_empty(len(tokens), self.options.projection_dim)
+        chunk = 1024
+        for start in range(0, len(order), chunk):
+            part = order[start : start + chunk]
+            ids = torch.tensor([token_to_char_ids(tokens[i]) for i in part], device=device)
+            vectors[torch.tensor(part, device=device)] = self.char_cnn(ids)
+        return vectors
+
+    def _fill_token_cache(self, cache: dict[str, torch.Tensor], tokens: set[str]) -> None:
+        """Add the vectors of `tokens` missing from `cache`."""
+        missing = sorted(t for t in tokens if t not in cache)
+        if missing:
+            cache.update(zip(missing, self._token_vectors(missing), strict=True))

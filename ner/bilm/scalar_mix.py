@@ -1,0 +1,78 @@
+"""A learned (or fixed) weighted sum of biLM layers: γ · Σ_k s_k · A_k (ELMO_SPEC §5).
+
+As in AllenNLP's ScalarMix, s = softmax(w) with w initialised to 0 and γ to 1, both trainable.
+Options: a subset of layers (e.g. top only `[2]`, or `[0, 1]`), fixed normalised weights (then w and
+γ are frozen, like AllenNLP's `scalar_mix_parameters`), and AllenNLP's whole-tensor layer norm.
+One difference: AllenNLP's `Elmo` mixes the boundary-inclusive activations, so its layer-norm
+statistics include BOS/EOS positions; the biLM here returns layers without boundaries.
+"""
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+
+class ScalarMix(nn.Module):
+    """Mixes L biLM layers (B, L, T, D) into one representation (B, T, D)."""
+
+    def __init__(
+        self,
+        num_layers: int,
+        layers: Sequence[int] | None = None,
+        fixed_weights: Sequence[float] | None = None,
+        layer_norm: bool = False,
+    ) -> None:
+        super().__init__()
+        self.layers = list(range(num_layers)) if layers is None else [int(i) for i in layers]
+        if not self.layers or len(set(self.layers)) != len(self.layers):
+            raise ValueError(f"ScalarMix layers must be distinct and non-empty, got {layers}")
+        if any(not 0 <= i < num_layers for i in self.layers):
+            raise ValueError(f"ScalarMix layers {self.layers} out of range for {num_layers} layers")
+        self.layer_norm = layer_norm
+        self.fixed = fixed_weights is not None
+        if fixed_weights is None:
+            self.scalar_parameters = nn.Parameter(torch.zeros(len(self.layers)))
+        else:
+            weights = torch.tensor([float(w) for w in fixed_weights])
+            if (
+                len(weights) != len(self.layers)
+                or (weights < 0).any()
+                or abs(float(weights.sum()) - 1.0) > 1e-6
+            ):
+                raise ValueError(
+                    f"ScalarMix fixed_weights must be {len(self.layers)} values >= 0 summing"
+                    f" to 1 (normalised, one per layer {self.layers}), got {list(fixed_weights)}"
+                )
+            self.scalar_parameters = nn.Parameter(weights, requires_grad=False)
+        self.gamma = nn.Parameter(torch.tensor(1.0), requires_grad=not self.fixed)
+
+    def normalized_weights(self) -> torch.Tensor:
+        """The mixing weights s (len(layers),), summing to 1."""
+        if self.fixed:
+            return self.scalar_parameters
+        return torch.softmax(self.scalar_parameters, dim=0)
+
+    def forward(self, layers: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """layers (B, L, T, D), mask (B, T) → (B, T, D)."""
+        if mask is None:
+            mask = layers.new_ones(layers.shape[0], layers.shape[2])
+        mask = mask.to(layers.dtype)
+        weights = self.normalized_weights()
+        pieces = []
+        for weight, index in zip(weights, self.layers, strict=True):
+            tensor = layers[:, index]  # (B, T, D)
+            pieces.append(weight * (self._normalize(tensor, mask) if self.layer_norm else tensor))
+        return self.gamma * sum(pieces)
+
+    @staticmethod
+    def _normalize(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """One mean and variance over all unmasked elements of the whole tensor (AllenNLP)."""
+        broadcast = mask.unsqueeze(-1)  # (B, T, 1)
+        count = mask.sum() * tensor.shape[-1]
+        if count == 0:
+            raise ValueError("ScalarMix layer norm needs at least one unmasked position")
+        masked = tensor * broadcast
+        mean = masked.sum() / count
+        variance = (((masked - mean) * broadcast) ** 2).sum() / count
+        return (tensor - mean) / torch.sqrt(variance + 1e-13)
