@@ -7,14 +7,17 @@ AllenNLP's BIOUL) for training, and converted back for predictions files and sco
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from datasets import DatasetDict
 
 from ner.data.tag_schemes import SCHEMES, TagSchemeError, convert_tags, split_tag
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.vocab import Vocabulary
+
+if TYPE_CHECKING:  # keep `datasets` (≈1 s to import) out of model loading and ner-predict
+    from datasets import DatasetDict
 
 SPLITS = ("train", "validation", "test")
 
@@ -33,7 +36,7 @@ class Split:
         return sum(len(sentence) for sentence in self.tokens)
 
 
-def read_splits(corpus: DatasetDict, max_sentences: int | None = None) -> dict[str, Split]:
+def read_splits(corpus: "DatasetDict", max_sentences: int | None = None) -> dict[str, Split]:
     """The train/validation/test splits as lists, each capped at `max_sentences`."""
     missing = [name for name in SPLITS if name not in corpus]
     if missing:
