@@ -109,6 +109,7 @@ def test_cache_is_reused_and_invalidated(iob1_folder, isolated_data_dir):
         ("a X O\nb X Z-PER\n", r"eng.train:2: unknown tag 'Z-PER'"),
         ("a X O\nb X PER\n", r"eng.train:2: unknown tag 'PER'"),
         ("", r"eng.train:1: no sentences \(the file is empty\)"),
+        ("a X O\n" * 5001, r"eng.train:5001: the sentence starting at line 1 has over 5000 tokens"),
         ("\n\n  \n", r"eng.train:1: no sentences"),
         (b"a X O\ncaf\xe9 X O\n", r"eng.train:2: byte 0xe9 at column 4 is not valid utf-8"),
         # B- opens two chunks (so IOB2), then an I- opens one after O: no scheme allows it.

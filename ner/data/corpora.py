@@ -114,6 +114,7 @@ def prepare_corpus(
     separator: str | None = None,
     docstart: str | None = "-DOCSTART-",
     encoding: str = "utf-8",
+    max_sentence_tokens: int | None = 5000,
     validation_fraction: float | None = None,
     source: str | None = None,
     nltk_data_url: str | None = None,
@@ -130,7 +131,8 @@ def prepare_corpus(
       raising. None means False, except for named corpora with known errors (conll2002_es).
     - Column files: `columns` names every column (``tokens``, ``tags`` required, ``_`` drops one),
       or `token_column`/`tag_column` pick two; `separator` (None = whitespace), `docstart`,
-      `encoding`; `validation_fraction` carves validation from the end of train when missing.
+      `encoding`, `max_sentence_tokens` (longer is an error: likely missing blank lines);
+      `validation_fraction` carves validation from the end of train when missing.
     - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``).
     - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
       sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
@@ -153,7 +155,12 @@ def prepare_corpus(
         files = find_split_files(name)
         name = Path(name).resolve().name
     files = {split: Path(path) for split, path in files.items()}
-    reading = {"separator": separator, "docstart": docstart, "encoding": encoding}
+    reading = {
+        "separator": separator,
+        "docstart": docstart,
+        "encoding": encoding,
+        "max_sentence_tokens": max_sentence_tokens,
+    }
     if columns is None:
         width = first_width(files["train"], separator, docstart, encoding)
         fmt = ColumnFormat.from_indices(width, token_column, tag_column, **reading)
