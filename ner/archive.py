@@ -79,36 +79,38 @@ def _package_version() -> str:
         return "unknown"
 
 
+def _open_permissions(root: Path) -> None:
+    """Give `root` and everything in it the usual umask-based modes (mkdtemp and safetensors
+    create owner-only files, which would make a shared model unreadable to others)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in [root, *root.rglob("*")]:
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
+
+
 def _write_json(path: Path, content: Any) -> None:
     path.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _bilm_entry(bilm: BiLMFiles, target: Path, embed_max_bytes: int) -> dict[str, Any]:
-    """The manifest's biLM entry; copies both files into `target`/bilm/ when they are local and
-    together no larger than `embed_max_bytes`."""
+    """The manifest's biLM entry. Both files are fetched (URLs are downloaded once, into the
+    cache) and hashed; when together no larger than `embed_max_bytes` they are copied into
+    `target`/bilm/, else the entry keeps their source: the URL, or the absolute local path."""
     entry: dict[str, Any] = {"state": bilm.state}
     sources = {"options": bilm.options, "weights": bilm.weights}
     digests = {"options": bilm.options_sha256, "weights": bilm.weights_sha256}
-    local = {
-        name: not is_url(source) or source.startswith("file:") for name, source in sources.items()
-    }
-    paths = {
-        name: fetch(source, sha256=digests[name]) if local[name] else None
-        for name, source in sources.items()
-    }
-    small = all(local.values()) and sum(p.stat().st_size for p in paths.values()) <= embed_max_bytes
+    paths = {name: fetch(source, sha256=digests[name]) for name, source in sources.items()}
+    small = sum(path.stat().st_size for path in paths.values()) <= embed_max_bytes
     for name, source in sources.items():
         path = paths[name]
-        digest = digests[name] or (sha256_file(path) if path else None)
-        if digest is None:
-            raise ArchiveError(f"the biLM {name} file {source} is remote: give its sha256")
+        digest = digests[name] or sha256_file(path)
         if small:
             relative = f"bilm/{'options.json' if name == 'options' else 'weights.hdf5'}"
             (target / "bilm").mkdir(exist_ok=True)
             shutil.copyfile(path, target / relative)
-            entry[name] = {"file": relative, "sha256": digest, "origin": source}
+            entry[name] = {"file": relative, "sha256": digest, "origin": str(source)}
         else:
-            location = str(path.resolve()) if path else source
+            location = str(source) if is_url(str(source)) else str(path.resolve())
             entry[name] = {"source": location, "sha256": digest}
     return entry
 
@@ -154,6 +156,7 @@ def save_archive(
             "sha256": {name: sha256_file(staging / name) for name in files},
         }
         _write_json(staging / MANIFEST, manifest)
+        _open_permissions(staging)
         if directory.exists():
             shutil.rmtree(directory)
         os.replace(staging, directory)
