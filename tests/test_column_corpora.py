@@ -162,5 +162,7 @@ def test_unknown_names_and_folders(tmp_path, isolated_data_dir):
         load_corpus("conll2033")
     with pytest.raises(FileNotFoundError, match="no train file"):
         load_corpus(write(tmp_path / "empty", {"notes.md": "x"}))
+    with pytest.raises(ValueError, match=r"files must map 'train' .*\['dev', 'train'\]"):
+        load_corpus("mine", files={"train": "a.txt", "dev": "b.txt"})
     with pytest.raises(ValueError, match="unknown tag_scheme 'bilou'"):
         load_corpus("conll2003", tag_scheme="bilou")

@@ -155,6 +155,11 @@ def prepare_corpus(
         files = find_split_files(name)
         name = Path(name).resolve().name
     files = {split: Path(path) for split, path in files.items()}
+    if "train" not in files or set(files) - set(SPLITS):
+        raise ValueError(
+            f"{name}: files must map 'train' and optionally 'validation', 'test' to "
+            f"paths; got {sorted(files)}"
+        )
     reading = {
         "separator": separator,
         "docstart": docstart,
@@ -206,9 +211,6 @@ def _build(
     validation_fraction: float | None,
     **common,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    unknown = set(files) - set(SPLITS)
-    if unknown:
-        raise ValueError(f"{name}: unknown splits {sorted(unknown)}; expected {SPLITS}")
     splits = {
         s: SplitSource(read_column_file(files[s], fmt), str(files[s])) for s in SPLITS if s in files
     }
