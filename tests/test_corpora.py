@@ -3,7 +3,7 @@
 import datasets
 import pytest
 
-from ner.data import load_corpus, prepare_corpus
+from ner.data import prepare_corpus
 
 NER_LABELS = ["O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG", "I-ORG", "B-PER", "I-PER"]
 
@@ -35,12 +35,12 @@ def test_conll2003_counts():
 
 @pytest.mark.slow
 def test_conll2003_in_bioes():
-    corpus = load_corpus("conll2003", tag_scheme="bioes")
-    names = corpus["train"].features["tags"].feature.names
-    assert names[:5] == ["O", "B-LOC", "I-LOC", "E-LOC", "S-LOC"] and len(names) == 17
-    assert names and corpus["train"].features["tags"].feature.int2str(corpus["train"][0]["tags"])[
-        :3
-    ] == ["S-ORG", "O", "S-MISC"]
+    corpus, info = prepare_corpus("conll2003", tag_scheme="bioes")
+    assert (info.source_scheme, info.tag_scheme) == ("iob2", "bioes")
+    tags = corpus["train"].features["tags"].feature
+    assert tags.names[:5] == ["O", "B-LOC", "I-LOC", "E-LOC", "S-LOC"] and len(tags.names) == 17
+    assert tags.int2str(corpus["train"][0]["tags"])[:3] == ["S-ORG", "O", "S-MISC"]
+    assert tags.int2str(corpus["train"][1]["tags"]) == ["B-PER", "E-PER"]  # Peter Blackburn
 
 
 @pytest.mark.slow
