@@ -1,0 +1,57 @@
+"""conf/elmo presets: the published models resolve to the right URLs and shapes."""
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+import ner.train  # noqa: F401  (registers the `project_root` resolver used by conf/config.yaml)
+from ner.bilm.bilm import BiLM
+from ner.bilm.options import BiLMOptions
+from ner.bilm.weights import count_parameters
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+BASE = "https://allennlp.s3.amazonaws.com/models/elmo"
+
+# name → (file prefix, parameters stored in weights.hdf5, 2P); counts from ELMO_SPEC §1.
+PUBLISHED = {
+    "original": ("2x4096_512_2048cnn_2xhighway", 93_600_848, 1024),
+    "original_5.5b": ("2x4096_512_2048cnn_2xhighway_5.5B", 93_600_848, 1024),
+    "medium": ("2x2048_256_2048cnn_1xhighway", 28_027_728, 512),
+    "small": ("2x1024_128_2048cnn_1xhighway", 13_593_296, 256),
+}
+
+
+def preset(name: str) -> dict:
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"elmo={name}"])
+    return OmegaConf.to_container(cfg.elmo, resolve=True)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_published_presets_resolve_to_urls_and_shapes(name):
+    prefix, parameters, output_dim = PUBLISHED[name]
+    elmo = preset(name)
+    assert elmo["options_file"] == f"{BASE}/{prefix}/elmo_{prefix}_options.json"
+    assert elmo["weight_file"] == f"{BASE}/{prefix}/elmo_{prefix}_weights.hdf5"
+    assert elmo["state"] == "warm"
+    options = BiLMOptions.from_dict(elmo["options"], source=name)
+    assert count_parameters(options) == parameters == elmo["expected"]["parameters"]
+    assert options.output_dim == output_dim
+    for key, value in elmo["expected"].items():
+        actual = count_parameters(options) if key == "parameters" else getattr(options, key)
+        assert actual == value, key
+
+
+def test_fixture_preset_loads_and_overrides_work():
+    elmo = preset("fixture")
+    model = BiLM.from_files(elmo["options_file"], elmo["weight_file"], expected=elmo["expected"])
+    assert model.output_dim == 32 and model.num_layers == 3
+    assert BiLMOptions.from_dict(elmo["options"]).to_dict() == model.options.to_dict()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(
+            config_name="config",
+            overrides=["elmo=small", "elmo.options_file=/x/o.json", "elmo.weight_file=/x/w.hdf5"],
+        )
+    assert (cfg.elmo.options_file, cfg.elmo.weight_file) == ("/x/o.json", "/x/w.hdf5")
