@@ -70,10 +70,25 @@ def test_local_hub_layout(hub_folder, isolated_data_dir):
 def test_hub_tag_errors_name_split_and_row(tmp_path, isolated_data_dir):
     folder = write_hub_folder(
         tmp_path / "bad",
-        {"train": split(["a", "b"], [1, 0]), "test": split(["c", "d"], [0, 4])},
+        {
+            "train": split(["a", "b"], [1, 0]),
+            "validation": split(["e"], [0]),
+            "test": split(["c", "d"], [0, 4]),
+        },
     )
     with pytest.raises(ColumnFormatError, match=r"hub:.*bad test row:0: tag 'I-LOC' after 'O'"):
         load_corpus(f"hub:{folder}")
+
+
+def test_hub_without_validation_split(tmp_path, isolated_data_dir):
+    folder = write_hub_folder(
+        tmp_path / "two",
+        {"train": split(["a", "b"], [1, 0]), "test": split(["c"], [3])},
+    )
+    with pytest.raises(ValueError, match=r"no validation split .*validation_fraction="):
+        load_corpus(f"hub:{folder}")
+    with pytest.raises(ValueError, match="1 train sentences are too few to carve"):
+        load_corpus(f"hub:{folder}", validation_fraction=0.5)
 
 
 def test_remote_hub_needs_a_revision():

@@ -71,13 +71,27 @@ def _check_prefixes(splits: dict[str, SplitSource]) -> None:
                     ) from None
 
 
-def carve_validation(sentences: list[Sentence], fraction: float) -> tuple[list, list]:
-    """Split off the last `fraction` of `sentences` (a contiguous tail, so no document is shared
-    between the parts unless it straddles the cut) as a validation split."""
-    if not 0 < fraction < 1:
-        raise ValueError(f"validation fraction must be in (0, 1), got {fraction}")
-    cut = len(sentences) - max(1, round(len(sentences) * fraction))
-    return sentences[:cut], sentences[cut:]
+def complete_splits(
+    name: str, splits: dict[str, SplitSource], validation_fraction: float | None
+) -> dict[str, SplitSource]:
+    """`splits` in train/validation/test order; a missing validation split is carved from the
+    last `validation_fraction` of train (a contiguous tail, so at most one document straddles
+    the cut). Any other missing split is an error."""
+    splits = dict(splits)
+    if "validation" not in splits and "train" in splits and validation_fraction is not None:
+        if not 0 < validation_fraction < 1:
+            raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction}")
+        train = splits["train"]
+        cut = len(train.sentences) - max(1, round(len(train.sentences) * validation_fraction))
+        if cut < 1:
+            raise ValueError(f"{name}: {len(train.sentences)} train sentences are too few to carve")
+        splits["train"] = SplitSource(train.sentences[:cut], train.origin)
+        splits["validation"] = SplitSource(train.sentences[cut:], train.origin)
+    missing = [s for s in SPLITS if s not in splits]
+    if missing:
+        hint = " (pass validation_fraction= to carve one from train)" * (missing == ["validation"])
+        raise ValueError(f"{name}: no {' or '.join(missing)} split{hint}")
+    return {s: splits[s] for s in SPLITS}
 
 
 def build_corpus(
@@ -86,8 +100,11 @@ def build_corpus(
     *,
     lenient: bool = False,
     tag_scheme: str | None = None,
+    validation_fraction: float | None = None,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    """Validate, repair (if `lenient`), convert (if `tag_scheme`) and pack into Arrow."""
+    """Complete the splits (see `complete_splits`), validate, repair (if `lenient`), convert
+    (if `tag_scheme`) and pack into Arrow."""
+    splits = complete_splits(name, splits, validation_fraction)
     _check_prefixes(splits)
     source_scheme = guess_scheme(s.fields["tags"] for src in splits.values() for s in src.sentences)
     target = (tag_scheme or source_scheme).lower()

@@ -12,7 +12,7 @@ from pathlib import Path
 import datasets
 
 from ner.data.archives import extract
-from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus, carve_validation
+from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
 from ner.data.columns import ColumnFormat, first_width, read_column_file
 from ner.data.tag_schemes import SCHEMES
@@ -133,7 +133,8 @@ def prepare_corpus(
       or `token_column`/`tag_column` pick two; `separator` (None = whitespace), `docstart`,
       `encoding`, `max_sentence_tokens` (longer is an error: likely missing blank lines);
       `validation_fraction` carves validation from the end of train when missing.
-    - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``).
+    - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``),
+      `validation_fraction`.
     - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
       sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
     """
@@ -148,7 +149,14 @@ def prepare_corpus(
         from ner.data.hub import load_hub_corpus
 
         hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
-        return load_hub_corpus(name[4:], revision=revision, config=hub_config, **hub_tags, **common)
+        return load_hub_corpus(
+            name[4:],
+            revision=revision,
+            config=hub_config,
+            validation_fraction=validation_fraction,
+            **hub_tags,
+            **common,
+        )
     if named:
         return _load_named(name, named, source, nltk_data_url, **common)
     if files is None:
@@ -214,20 +222,7 @@ def _build(
     splits = {
         s: SplitSource(read_column_file(files[s], fmt), str(files[s])) for s in SPLITS if s in files
     }
-    if "validation" not in splits and validation_fraction:
-        train, validation = carve_validation(splits["train"].sentences, validation_fraction)
-        origin = splits["train"].origin
-        splits["train"] = SplitSource(train, origin)
-        splits["validation"] = SplitSource(validation, origin)
-    missing = [s for s in SPLITS if s not in splits]
-    if missing:
-        hint = (
-            " (pass validation_fraction= to carve one from train)"
-            if missing == ["validation"]
-            else ""
-        )
-        raise ValueError(f"{name}: no {' or '.join(missing)} split{hint}")
-    return build_corpus(name, {s: splits[s] for s in SPLITS}, **common)
+    return build_corpus(name, splits, validation_fraction=validation_fraction, **common)
 
 
 def _load_named(
