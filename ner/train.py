@@ -117,6 +117,35 @@ def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -
     return config
 
 
+def save_model(
+    run_dir: Path,
+    model: TaggerModel,
+    config: dict[str, Any],
+    encoder: Encoder,
+    cfg: DictConfig,
+    corpus_scheme: str,
+) -> None:
+    """Write the self-contained ``model/`` directory (`ner.archive`) that `ner.Tagger` loads."""
+    from ner.archive import BiLMFiles, save_archive
+
+    bilm = None
+    if cfg.embeddings.elmo:
+        bilm = BiLMFiles(
+            options=str(cfg.elmo.options_file),
+            weights=str(cfg.elmo.weight_file),
+            state=str(cfg.elmo.get("state", "warm")),
+        )
+    save_archive(
+        run_dir / "model",
+        model=model,
+        model_config=config,
+        vocabularies={"encoder": encoder.to_json()},
+        bilm=bilm,
+        config=OmegaConf.to_container(cfg, resolve=True),
+        metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
+    )
+
+
 def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
     """The output dir and the config to use; with ``resume=DIR`` that run's own saved config."""
     if not cfg.get("resume"):
@@ -138,7 +167,27 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resuming:
         (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    seed_everything(cfg.seed)
+    # The logger starts before seeding: W&B's start-up must not shift the training RNG streams.
+    run_logger = instantiate(cfg.logger) if cfg.logger else NullLogger()
+    resume_id = None
+    if resuming:
+        resume_id = load_checkpoint(run_dir / "checkpoints" / "last.pt").get("wandb_run_id")
+    run_logger.start(run_dir, OmegaConf.to_container(cfg, resolve=True), resume_id)
+    try:
+        results = fit_and_evaluate(cfg, run_dir, resuming, run_logger)
+        results["time_seconds"]["total"] = time.perf_counter() - started
+        (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+        run_logger.log_final(results)
+    finally:
+        run_logger.finish()
+    return results
+
+
+def fit_and_evaluate(
+    cfg: DictConfig, run_dir: Path, resuming: bool, run_logger: NullLogger
+) -> dict[str, Any]:
+    """Build data, features and model from `cfg`, train, and score the best epoch."""
+    started = time.perf_counter()
     device = pick_device(cfg.trainer.device)
     if cfg.trainer.num_threads:
         torch.set_num_threads(cfg.trainer.num_threads)
@@ -170,6 +219,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     features_at = time.perf_counter()
 
     config = model_config(cfg, encoder, elmo)
+    # Seeded here, after the features: whether the biLM had to be loaded (a cache miss) must
+    # not change the model's initialisation or the dropout stream.
+    seed_everything(cfg.seed)
     model: TaggerModel = instantiate(cfg.model, _convert_="all", **config)
     if cfg.embeddings.glove and not resuming:
         model.word_embedding.weight.data.copy_(glove_rows(encoder, cfg.embeddings.glove, cfg.seed))
@@ -179,7 +231,6 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     schedule = cfg.trainer.get("scheduler")
     scheduler = instantiate(schedule)(optimizer) if schedule else None
 
-    run_logger = instantiate(cfg.logger) if cfg.logger else NullLogger()
     trainer = Trainer(
         model,
         optimizer,
@@ -200,76 +251,68 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         device=device,
         progress=progress,
     )
-    resume_id = None
     if resuming:
         trainer.resume()
-        resume_id = load_checkpoint(run_dir / "checkpoints" / "last.pt").get("wandb_run_id")
-    run_logger.start(run_dir, OmegaConf.to_container(cfg, resolve=True), resume_id)
-    try:
 
-        def evaluate(split_name: str, predictions: Path | None = None) -> dict[str, Any]:
-            return evaluate_split(
-                model,
-                splits[split_name],
-                encoded[split_name].examples,
-                encoded[split_name].make_batch,
-                corpus_scheme=corpus.scheme,
-                model_scheme=model_scheme,
-                batch_size=cfg.trainer.eval_batch_size,
-                device=device,
-                predictions_file=predictions,
-                progress=progress,
-            )
+    def evaluate(split_name: str, predictions: Path | None = None) -> dict[str, Any]:
+        return evaluate_split(
+            model,
+            splits[split_name],
+            encoded[split_name].examples,
+            encoded[split_name].make_batch,
+            corpus_scheme=corpus.scheme,
+            model_scheme=model_scheme,
+            batch_size=cfg.trainer.eval_batch_size,
+            device=device,
+            predictions_file=predictions,
+            progress=progress,
+        )
 
-        state = trainer.fit(
-            encoded["train"].examples,
-            encoded["train"].make_batch,
-            lambda _: evaluate("validation"),
-        )
-        best = load_checkpoint(run_dir / "checkpoints" / "best.pt")
-        model.load_state_dict(best["model"])
-        evaluated_at = time.perf_counter()
-        dev = evaluate("validation", run_dir / "predictions_dev.txt")
-        test = evaluate("test", run_dir / "predictions_test.txt")
-        results = {
-            "dev": dev,
-            "test": test,
-            "best_epoch": state.best_epoch,
-            "epochs_run": state.epoch,
-            "stopped_early": state.stopped_early,
-            "seed": cfg.seed,
-            "corpus_scheme": corpus.scheme,
-            "model_scheme": model_scheme,
-            "sentences": {name: len(s.tokens) for name, s in splits.items()},
-            "tokens": {name: s.num_tokens for name, s in splits.items()},
-            "time_seconds": {
-                "prepare_data": prepared_at - started,
-                "elmo_features": features_at - prepared_at,
-                "train": state.train_seconds,
-                "dev_eval_during_training": state.dev_seconds,
-                "final_eval": time.perf_counter() - evaluated_at,
-                "total": time.perf_counter() - started,
-            },
-            "train_tokens_per_second": state.train_tokens / max(state.train_seconds, 1e-9),
-            "elmo_mix": model.mix_summary(),
-            "history": state.history,
-            "git_commit": git_commit(),
-            "config": OmegaConf.to_container(cfg, resolve=True),
-        }
-        (run_dir / "results.json").write_text(json.dumps(results, indent=1))
-        run_logger.log_final(results)
-        logger.info(
-            "best epoch %d/%d: dev F1 %.2f, test F1 %.2f (strict %.2f) → %s",
-            state.best_epoch,
-            state.epoch,
-            dev["f1"],
-            test["f1"],
-            test["strict"]["f1"],
-            run_dir,
-        )
-        return results
-    finally:
-        run_logger.finish()
+    state = trainer.fit(
+        encoded["train"].examples,
+        encoded["train"].make_batch,
+        lambda _: evaluate("validation"),
+    )
+    best = load_checkpoint(run_dir / "checkpoints" / "best.pt")
+    model.load_state_dict(best["model"])
+    evaluated_at = time.perf_counter()
+    dev = evaluate("validation", run_dir / "predictions_dev.txt")
+    test = evaluate("test", run_dir / "predictions_test.txt")
+    results = {
+        "dev": dev,
+        "test": test,
+        "best_epoch": state.best_epoch,
+        "epochs_run": state.epoch,
+        "stopped_early": state.stopped_early,
+        "seed": cfg.seed,
+        "corpus_scheme": corpus.scheme,
+        "model_scheme": model_scheme,
+        "sentences": {name: len(s.tokens) for name, s in splits.items()},
+        "tokens": {name: s.num_tokens for name, s in splits.items()},
+        "time_seconds": {
+            "prepare_data": prepared_at - started,
+            "elmo_features": features_at - prepared_at,
+            "train": state.train_seconds,
+            "dev_eval_during_training": state.dev_seconds,
+            "final_eval": time.perf_counter() - evaluated_at,
+        },
+        "train_tokens_per_second": state.train_tokens / max(state.train_seconds, 1e-9),
+        "elmo_mix": model.mix_summary(),
+        "history": state.history,
+        "git_commit": git_commit(),
+        "config": OmegaConf.to_container(cfg, resolve=True),
+    }
+    logger.info(
+        "best epoch %d/%d: dev F1 %.2f, test F1 %.2f (strict %.2f) → %s",
+        state.best_epoch,
+        state.epoch,
+        dev["f1"],
+        test["f1"],
+        test["strict"]["f1"],
+        run_dir,
+    )
+    save_model(run_dir, model, config, encoder, cfg, corpus.scheme)
+    return results
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")

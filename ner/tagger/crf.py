@@ -40,6 +40,7 @@ class ConstrainedCRF(CRF):
             self.end_transitions.masked_fill(~self.allowed_end, minus_inf),
         )
 
+    @torch.no_grad()
     def viterbi(
         self, emissions: torch.Tensor, mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -168,6 +168,21 @@ def _write_entry(
         os.fsync(handle.fileno())
 
 
+def _remove_abandoned_builds(directory: Path) -> None:
+    """Delete ``<entry>.tmp-<pid>`` folders left by killed builds (their process is gone)."""
+    for leftover in directory.parent.glob(f"{directory.name}.tmp-*"):
+        pid = leftover.name.rsplit("-", 1)[-1]
+        try:
+            os.kill(int(pid), 0)
+            alive = int(pid) != os.getpid()
+        except (ValueError, ProcessLookupError):
+            alive = False
+        except PermissionError:
+            alive = True
+        if not alive:
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
 def open_or_build(
     root: Path,
     key: dict[str, Any],
@@ -189,8 +204,8 @@ def open_or_build(
         except (CacheError, KeyError, TypeError) as error:
             logger.warning("rebuilding the ELMo feature cache: %s", error)
             shutil.rmtree(directory)
+    _remove_abandoned_builds(directory)
     building = directory.with_name(f"{directory.name}.tmp-{os.getpid()}")
-    shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
     try:
         _write_entry(building, key, sentences, load_bilm(), batch_size, progress)

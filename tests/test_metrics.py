@@ -1,0 +1,50 @@
+"""seqeval-based span scores: conlleval-compatible default mode, strict mode, per type."""
+
+import pytest
+
+from ner.metrics import evaluate_tags, span_scores
+
+
+def test_perfect_and_partial_scores_in_percent():
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O"]]
+    predicted = [["B-PER", "I-PER", "O", "O"], ["B-ORG", "O"]]
+    scores = span_scores(gold, predicted)
+    assert scores["precision"] == pytest.approx(100.0)
+    assert scores["recall"] == pytest.approx(200 / 3)
+    assert scores["f1"] == pytest.approx(80.0)
+    assert scores["support"] == 3
+    assert scores["per_type"]["LOC"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1}
+    assert scores["per_type"]["PER"]["f1"] == pytest.approx(100.0)
+
+
+def test_default_mode_reads_chunks_like_conlleval_and_strict_does_not():
+    # "O I-ORG" is an ORG chunk for conlleval (IOB1 style) but invalid in strict IOB2.
+    gold = [["O", "B-ORG", "I-ORG"]]
+    predicted = [["O", "I-ORG", "I-ORG"]]
+    scores = evaluate_tags(gold, predicted, "iob2")
+    assert scores["f1"] == pytest.approx(100.0)
+    assert scores["strict"]["f1"] == pytest.approx(0.0)
+
+
+def test_iob1_chunks_split_by_b():
+    gold = [["I-PER", "I-PER", "B-PER", "O"]]
+    merged = [["I-PER", "I-PER", "I-PER", "O"]]
+    assert span_scores(gold, gold)["f1"] == pytest.approx(100.0)
+    assert span_scores(gold, merged)["f1"] == pytest.approx(0.0)
+    assert span_scores(gold, gold, strict=True, scheme="iob1")["support"] == 2
+
+
+def test_bioes_and_no_chunks():
+    gold = [["S-LOC", "O", "B-PER", "E-PER"]]
+    assert evaluate_tags(gold, gold, "bioes")["strict"]["f1"] == pytest.approx(100.0)
+    empty = span_scores([["O", "O"]], [["O", "O"]])
+    assert empty == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0, "per_type": {}}
+
+
+def test_mismatched_lengths_are_errors():
+    with pytest.raises(ValueError, match="sentence 0"):
+        span_scores([["O", "B-PER"]], [["O"]])
+    with pytest.raises(ValueError, match="2 gold sentences"):
+        span_scores([["O"], ["O"]], [["O"]])
+    with pytest.raises(ValueError, match="strict mode needs a scheme"):
+        span_scores([["O"]], [["O"]], strict=True)
