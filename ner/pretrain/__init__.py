@@ -1,0 +1,1 @@
+"""Pretraining ELMo biLMs from raw text (`python -m ner.pretrain`)."""

@@ -1,0 +1,64 @@
+"""Training runs end to end: resume continues exactly, and 2 data-parallel processes (torchrun,
+gloo) follow the loss curve of 1 process with their combined batch."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ner.pretrain.trainer import train
+
+REPO = Path(__file__).resolve().parents[2]
+EXACT = ["pretrain.dropout=0", "pretrain.lr_schedule=constant"]  # no randomness outside the seed
+
+
+def losses(run: Path) -> dict[int, tuple[float, float]]:
+    records = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    return {r["step"]: (r["forward_loss"], r["backward_loss"]) for r in records}
+
+
+def test_resume_continues_exactly(tiny_config, tmp_path: Path) -> None:
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    metrics = train(tiny_config(*EXACT, "pretrain.max_steps=8", output_dir=straight))
+    train(tiny_config(*EXACT, "pretrain.max_steps=3", output_dir=resumed))  # "killed" at step 3
+    again = train(tiny_config(*EXACT, "pretrain.max_steps=8", output_dir=resumed))
+    assert losses(resumed) == losses(straight)  # steps 1-3 from the first run, 4-8 resumed
+    assert again["perplexity"] == metrics["perplexity"]
+    assert metrics["perplexity"]["forward"] < 60  # learned something (vocabulary of 60)
+
+
+def test_a_run_spans_epochs_with_fresh_streams(tiny_config, tmp_path: Path) -> None:
+    metrics = train(tiny_config("pretrain.max_steps=60", "pretrain.batch_size=16"))
+    assert 1 < metrics["epochs"] < 2 and metrics["steps"] == 60
+
+
+def test_checkpoint_of_other_data_is_refused(tiny_config, tmp_path: Path) -> None:
+    train(tiny_config("pretrain.max_steps=1"))
+    with pytest.raises(ValueError, match="trained on other data"):
+        train(tiny_config("pretrain.max_steps=2", "vocab.max_size=40"))
+
+
+@pytest.mark.slow
+def test_two_processes_match_one_process_with_the_double_batch(
+    tiny_config, tiny_overrides, tmp_path: Path
+) -> None:
+    overrides = [*EXACT, "pretrain.max_steps=6", "pretrain.batch_size=8"]
+    single = tmp_path / "single"
+    train(tiny_config(*overrides, output_dir=single))
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"),
+        *("-m", "ner.pretrain", *tiny_overrides(*overrides, output_dir=tmp_path / "ddp")),
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    expected, observed = losses(single), losses(tmp_path / "ddp")
+    assert observed.keys() == expected.keys() == set(range(1, 7))
+    for step, pair in expected.items():
+        assert observed[step] == pytest.approx(pair, abs=1e-4), step
+    assert json.loads((tmp_path / "ddp" / "metrics.json").read_text())["perplexity"] == (
+        pytest.approx(json.loads((single / "metrics.json").read_text())["perplexity"], rel=1e-4)
+    )
