@@ -272,32 +272,47 @@ class Tagger:
                 batch.mask,
                 *(s.double() for s in self.model.crf.constrained_scores()),
             )
-            for row, index in enumerate(rows):
-                results[index] = self._decode_row(
-                    posterior, row, paths[row, : len(tokens[row])].tolist()
-                )
+            decoded = self._decode(posterior, paths.cpu().numpy(), [len(t) for t in tokens])
+            for index, tagged in zip(rows, decoded, strict=True):
+                results[index] = tagged
         return results  # type: ignore[return-value]
 
-    def _decode_row(self, posterior: CrfPosterior, row: int, path: list[int]) -> _Tagged:
-        """Tags, spans and span confidences of one decoded sentence."""
-        tags = [self.model.tags[i] for i in path]
-        spans = []
-        for kind, start, end in tags_to_spans(tags, self.model_scheme, lenient=True):
-            before = self._neighbour_masks[path[start]][0]
-            after = self._neighbour_masks[path[end - 1]][1]
-            confidence = posterior.span_probability(row, start, path[start:end], before, after)
-            spans.append((kind, start, end, confidence))
-        return _Tagged(tags, spans)
+    def _decode(
+        self, posterior: CrfPosterior, paths: np.ndarray, lengths: list[int]
+    ) -> list[_Tagged]:
+        """Tags, spans and span confidences of a decoded batch; paths: (B, T) tag ids."""
+        tagged, spans = [], []
+        for row, length in enumerate(lengths):
+            tags = [self.model.tags[i] for i in paths[row, :length]]
+            tagged.append(_Tagged(tags, []))
+            spans += [
+                (row, k, s, e) for k, s, e in tags_to_spans(tags, self.model_scheme, lenient=True)
+            ]
+        if not spans:
+            return tagged
+        bounds = np.array([(row, start, end) for row, _, start, end in spans])
+        before, after = self._neighbour_masks
+        confidences = posterior.span_probabilities(
+            paths,
+            bounds,
+            before[paths[bounds[:, 0], bounds[:, 1]]],
+            after[paths[bounds[:, 0], bounds[:, 2] - 1]],
+        )
+        for (row, kind, start, end), confidence in zip(spans, confidences.tolist(), strict=True):
+            tagged[row].spans.append((kind, start, end, confidence))
+        return tagged
 
 
-def _neighbour_masks(tags: list[str]) -> list[tuple[np.ndarray | None, np.ndarray]]:
-    """Per tag id: (tags allowed before a chunk opening with it, tags allowed after a chunk
-    closing with it). A neighbour that would extend the chunk (``I-X`` after it; ``B-X``/``I-X``
-    before an ``I-X`` opener, as in IOB1) is excluded; None = any tag."""
+def _neighbour_masks(tags: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(before, after), each (K, K) bool: row k = the tags allowed before a chunk that opens
+    with tag k / after a chunk that closes with tag k. A neighbour that would extend the chunk
+    (``I-X``/``E-X`` after it; ``B-X``/``I-X`` before an ``I-X`` opener, as in IOB1) is excluded."""
     parts = [split_tag(tag) for tag in tags]
-    masks = []
-    for prefix, kind in parts:
-        after = np.array([not (p in "IE" and k == kind) for p, k in parts])
-        before = np.array([not (p in "BI" and k == kind) for p, k in parts])
-        masks.append((before if prefix in "IE" else None, after))
-    return masks
+    before = np.array(
+        [
+            [prefix not in "IE" or not (p in "BI" and k == kind) for p, k in parts]
+            for prefix, kind in parts
+        ]
+    )
+    after = np.array([[not (p in "IE" and k == kind) for p, k in parts] for _, kind in parts])
+    return before, after

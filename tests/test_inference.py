@@ -1,6 +1,7 @@
 """The `Tagger` API and the model directory (ner/inference.py, ner/archive.py) on a tiny real
 model trained on the fixture biLM (tests/tiny_tagger.py)."""
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -12,8 +13,10 @@ import torch
 from tiny_tagger import FIXTURE, corpus, one_thread, saved_model, train_tagger
 
 from ner.archive import FORMAT_VERSION, ArchiveError, load_archive
+from ner.bilm.char_ids import batch_to_ids
 from ner.data.tag_schemes import tags_to_spans
 from ner.inference import Tagger
+from ner.tagger.dataset import collate
 
 TEXTS = [
     "Peter Smith lives in Rome. Anna went to London!",
@@ -216,3 +219,31 @@ def test_bad_arguments(tagger: Tagger) -> None:
         Tagger.load(saved_model(), max_length=0)
     with pytest.raises(ValueError, match="sentence 1 has no tokens"):
         tagger.tag_sentences([["Rome"], []])
+
+
+def test_confidence_is_the_crf_probability_of_the_span(tagger: Tagger) -> None:
+    """Brute force: sum P(path) over all K**T tag paths whose chunks include the entity."""
+    text = "Anna met Peter Smith"
+    (result,) = tagger.predict(text)
+    assert result.entities
+    batch = collate([tagger.encoder.encode(0, [t.text for t in result.tokens], None)])
+    with torch.no_grad():
+        batch.elmo = tagger.bilm(batch_to_ids([[t.text for t in result.tokens]]))[0]
+        emissions = tagger.model.emissions(batch)[0].double()  # (T, K)
+    start, transitions, end = (s.double() for s in tagger.model.crf.constrained_scores())
+    tags = tagger.model.tags
+    scores = {}
+    for path in itertools.product(range(len(tags)), repeat=len(result.tokens)):
+        score = start[path[0]] + end[path[-1]] + emissions[range(len(path)), path].sum()
+        score = score + sum(transitions[a, b] for a, b in itertools.pairwise(path))
+        if score > float("-inf"):
+            scores[path] = score
+    log_z = torch.logsumexp(torch.stack(list(scores.values())), 0)
+    for entity in result.entities:
+        wanted = (entity.type, entity.token_start, entity.token_end)
+        expected = sum(
+            float((score - log_z).exp())
+            for path, score in scores.items()
+            if wanted in tags_to_spans([tags[i] for i in path], "bioes")
+        )
+        assert entity.confidence == pytest.approx(expected, rel=1e-6)

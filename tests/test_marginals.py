@@ -69,7 +69,7 @@ def test_span_probability_matches_enumeration(scores, start_at, tags) -> None:
     posterior = CrfPosterior(emissions, mask, start, transitions, end)
     previous_allowed = np.array([True, False, True])
     next_allowed = np.array([False, True, True])
-    paths, _ = path_probabilities(emissions[0], start, transitions, end, 4)
+    paths_of_all = {0: path_probabilities(emissions[0], start, transitions, end, 4)[0]}
     stop = start_at + len(tags)
 
     def matches(path, check_neighbours):
@@ -79,12 +79,20 @@ def test_span_probability_matches_enumeration(scores, start_at, tags) -> None:
             return False
         return not (check_neighbours and stop < 4 and not next_allowed[path[stop]])
 
-    plain = sum(p for path, p in paths.items() if matches(path, False))
-    bounded = sum(p for path, p in paths.items() if matches(path, True))
-    assert posterior.span_probability(0, start_at, tags) == pytest.approx(plain, abs=1e-9)
-    assert posterior.span_probability(
-        0, start_at, tags, previous_allowed, next_allowed
-    ) == pytest.approx(bounded, abs=1e-9)
+    plain = sum(p for path, p in paths_of_all[0].items() if matches(path, False))
+    bounded = sum(p for path, p in paths_of_all[0].items() if matches(path, True))
+    # the span sits in row 0; row 1 gets a one-token span of its own in the same call
+    paths = np.zeros((2, 4), dtype=np.int64)
+    paths[0, start_at:stop] = tags
+    spans = np.array([[0, start_at, stop], [0, start_at, stop], [1, 1, 2]])
+    anything = np.ones((3, K), dtype=bool)
+    given = np.stack([anything[0], previous_allowed, anything[0]])
+    after = np.stack([anything[0], next_allowed, anything[0]])
+    probabilities = posterior.span_probabilities(paths, spans, given, after)
+    assert probabilities[0] == pytest.approx(plain, abs=1e-9)
+    assert probabilities[1] == pytest.approx(bounded, abs=1e-9)
+    row1, _ = path_probabilities(emissions[1], start, transitions, end, 2)
+    assert probabilities[2] == pytest.approx(sum(p for q, p in row1.items() if q[1] == 0), abs=1e-9)
 
 
 def test_bad_shapes_and_spans_raise(scores) -> None:
@@ -96,5 +104,9 @@ def test_bad_shapes_and_spans_raise(scores) -> None:
     with pytest.raises(ValueError, match="at least one token"):
         CrfPosterior(emissions, empty, start, transitions, end)
     posterior = CrfPosterior(emissions, mask, start, transitions, end)
-    with pytest.raises(ValueError, match="outside sentence 1"):
-        posterior.span_probability(1, 1, [0, 0])
+    everything = np.ones((1, K), dtype=bool)
+    for span in ([1, 1, 3], [0, 2, 2], [0, -1, 1]):  # past row 1's 2 tokens, empty, negative
+        with pytest.raises(ValueError, match="do not fit"):
+            posterior.span_probabilities(
+                np.zeros((2, 4), dtype=np.int64), np.array([span]), everything, everything
+            )

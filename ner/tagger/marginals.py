@@ -69,42 +69,42 @@ class CrfPosterior:
         """P(y_t = k | x) as (B, T, K); rows at padding are meaningless."""
         return (self.alpha + self.beta - self.log_partition.view(-1, 1, 1)).exp()
 
-    def span_probability(
+    def span_probabilities(
         self,
-        sentence: int,
-        start: int,
-        tags: list[int],
-        previous_allowed: np.ndarray | None = None,
-        next_allowed: np.ndarray | None = None,
-    ) -> float:
-        """P(y_start .. y_start+len(tags)-1 = tags, y_start-1 ∈ previous_allowed,
-        y_end ∈ next_allowed | x) for one sentence: the exact probability that the CRF labels this
-        token span with these tags and with neighbours that do not extend the chunk.
+        paths: np.ndarray,
+        spans: np.ndarray,
+        previous_allowed: np.ndarray,
+        next_allowed: np.ndarray,
+    ) -> np.ndarray:
+        """For each span (row b, tokens s..e-1): P(y_s..y_e-1 = paths[b, s:e], y_s-1 ∈
+        previous_allowed, y_e ∈ next_allowed | x), the exact probability that the CRF gives
+        these tags to the span with neighbours that do not extend the chunk.
 
-        previous_allowed, next_allowed: (K,) bool masks of neighbour tags (None = any tag).
+        paths: (B, T) tag ids (only the spans' positions are read); spans: (N, 3) int rows
+        (b, s, e), e exclusive; previous_allowed, next_allowed: (N, K) bool neighbour masks.
+        Returns (N,) probabilities. All spans are scored at once in NumPy.
         """
-        length = int(self.lengths[sentence])
-        stop = start + len(tags) - 1  # inclusive
-        if not tags or start < 0 or stop >= length:
-            raise ValueError(f"span {start}..{stop} is outside sentence {sentence} of {length}")
-        # NumPy on (K,) vectors: per-span torch calls would cost more than the arithmetic.
         start_scores, transitions, end_scores, emissions, alpha, beta = self._arrays
-        emissions, ids = emissions[sentence], np.asarray(tags)
-        if start == 0:
-            left = start_scores[ids[0]]
-        else:
-            incoming = alpha[sentence, start - 1] + transitions[:, ids[0]]  # (K,)
-            if previous_allowed is not None:
-                incoming = np.where(previous_allowed, incoming, -np.inf)
-            left = np.logaddexp.reduce(incoming)
-        inner = (
-            emissions[np.arange(start, stop + 1), ids].sum() + transitions[ids[:-1], ids[1:]].sum()
-        )
-        if stop == length - 1:
-            right = end_scores[ids[-1]]
-        else:
-            outgoing = transitions[ids[-1]] + emissions[stop + 1] + beta[sentence, stop + 1]  # (K,)
-            if next_allowed is not None:
-                outgoing = np.where(next_allowed, outgoing, -np.inf)
-            right = np.logaddexp.reduce(outgoing)
-        return float(np.exp(left + inner + right - self._log_partition[sentence]))
+        lengths = self.lengths.cpu().numpy()
+        rows, starts, ends = spans.T if len(spans) else np.zeros((3, 0), dtype=np.int64)
+        if np.any(starts < 0) or np.any(ends > lengths[rows]) or np.any(starts >= ends):
+            raise ValueError(f"spans {spans.tolist()} do not fit sentences of {lengths.tolist()}")
+        # step[b, t]: transition into y_t plus emission of y_t along the path
+        emitted = np.take_along_axis(emissions, paths[..., None], axis=2)[..., 0]  # (B, T)
+        step = emitted.copy()
+        step[:, 1:] += transitions[paths[:, :-1], paths[:, 1:]]
+        # inner: steps s+1 .. e-1 of each span (not a cumsum: -inf outside spans must not leak)
+        positions = np.arange(paths.shape[1])
+        inside = (positions > starts[:, None]) & (positions < ends[:, None])  # (N, T)
+        inner = np.where(inside, step[rows], 0.0).sum(axis=1)
+        first, last = paths[rows, starts], paths[rows, ends - 1]  # (N,)
+        # left: start score, or every allowed previous tag's forward score into y_s
+        before = alpha[rows, np.maximum(starts - 1, 0)] + transitions[:, first].T  # (N, K)
+        before = np.logaddexp.reduce(np.where(previous_allowed, before, -np.inf), axis=1)
+        left = np.where(starts == 0, start_scores[first], before) + emitted[rows, starts]
+        # right: end score, or every allowed next tag's score and backward score
+        following = np.minimum(ends, paths.shape[1] - 1)
+        after = transitions[last] + emissions[rows, following] + beta[rows, following]  # (N, K)
+        after = np.logaddexp.reduce(np.where(next_allowed, after, -np.inf), axis=1)
+        right = np.where(ends == lengths[rows], end_scores[last], after)
+        return np.exp(left + inner + right - self._log_partition[rows])
