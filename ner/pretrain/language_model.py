@@ -52,7 +52,8 @@ class BidirectionalLM(nn.Module):
         """Top LSTM outputs of both directions (2, B, T, P) and the state after the window."""
         inputs = torch.stack([batch.forward_inputs, batch.backward_inputs])  # (2, B, T)
         types, inverse = torch.unique(inputs, return_inverse=True)  # (U,), (2, B, T)
-        char_ids = self.char_table[types].to(self.softmax.weight.device).long()  # (U, 50)
+        device = self.softmax.weight.device
+        char_ids = self.char_table[types.cpu()].to(device).long()  # (U, 50)
         tokens = self.bilm.char_cnn(char_ids)[inverse]  # (2, B, T, P)
         batch_size, steps = inputs.shape[1:]
         lengths = torch.full((batch_size,), steps, dtype=torch.long)

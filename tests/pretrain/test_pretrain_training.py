@@ -62,3 +62,11 @@ def test_two_processes_match_one_process_with_the_double_batch(
     assert json.loads((tmp_path / "ddp" / "metrics.json").read_text())["perplexity"] == (
         pytest.approx(json.loads((single / "metrics.json").read_text())["perplexity"], rel=1e-4)
     )
+
+
+@pytest.mark.slow
+def test_wandb_offline_run_gets_the_records(tiny_config, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    train(tiny_config("pretrain.max_steps=2", "wandb.project=ner-test", "wandb.mode=offline"))
+    offline = list((run / "wandb").glob("offline-run-*/run-*.wandb"))
+    assert len(offline) == 1 and offline[0].stat().st_size > 0
