@@ -3,11 +3,14 @@ gloo) follow the loss curve of 1 process with their combined batch."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from ner.pretrain.trainer import train
 
@@ -70,3 +73,27 @@ def test_wandb_offline_run_gets_the_records(tiny_config, tmp_path: Path) -> None
     train(tiny_config("pretrain.max_steps=2", "wandb.project=ner-test", "wandb.mode=offline"))
     offline = list((run / "wandb").glob("offline-run-*/run-*.wandb"))
     assert len(offline) == 1 and offline[0].stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_a_killed_run_loses_at_most_one_checkpoint_interval(
+    tiny_config, tiny_overrides, tmp_path: Path
+) -> None:
+    run = tmp_path / "killed"
+    overrides = [*EXACT, "pretrain.checkpoint_minutes=0"]  # a checkpoint after every step
+    command = [sys.executable, "-m", "ner.pretrain"]
+    command += tiny_overrides(*overrides, "pretrain.max_steps=100000", output_dir=run)
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "log.jsonl").exists() or len(losses(run)) < 5:
+            assert process.poll() is None and time.monotonic() < deadline, "training did not start"
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    logged = max(losses(run))
+    saved = torch.load(run / "checkpoint.pt", weights_only=False)["position"]["step"]
+    assert logged - 1 <= saved <= logged + 1  # at most the step in flight is lost
+    train(tiny_config(*overrides, f"pretrain.max_steps={saved + 2}", output_dir=run))
+    assert max(losses(run)) == saved + 2
