@@ -30,7 +30,6 @@ from ner.data.tokenize import Token, tokenize_sentences
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
 from ner.tagger.model import TaggerModel
-from ner.tagger.vocab import Vocabulary
 
 _WHITESPACE_TOKEN = re.compile(r"\S+")
 
@@ -99,13 +98,39 @@ def whitespace_tokens(line: str) -> list[Token]:
     return [Token(m.group(), m.start(), m.end()) for m in _WHITESPACE_TOKEN.finditer(line)]
 
 
+def save_tagger(
+    directory: str | Path,
+    model: TaggerModel,
+    encoder: Encoder,
+    bilm: BiLMFiles | None,
+    *,
+    corpus_scheme: str | None = None,
+    config: dict[str, Any] | None = None,
+    **options: Any,
+) -> Path:
+    """Write a trained tagger as the self-contained model directory `Tagger.load` reads: the
+    weights, the encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags), the
+    biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
+    the record; options: for `ner.archive.save_archive` (e.g. ``embed_bilm_max_bytes``)."""
+    return save_archive(
+        directory,
+        model=model,
+        model_config=model.config,
+        vocabularies={"encoder": encoder.to_json()},
+        bilm=bilm,
+        config=config,
+        metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
+        **options,
+    )
+
+
 class Tagger:
     """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
 
     model: the trained tagger; encoder: its word/char/tag vocabularies; bilm: the biLM files it
     reads (None when it uses no ELMo); device: where to run; max_length: longer sentences are
-    tagged in pieces of at most this many tokens; tag_scheme: the scheme of the output tags
-    (default: the model's own).
+    tagged in pieces of at most this many tokens; corpus_scheme: the tag scheme of the training
+    corpus; tag_scheme: the scheme of the output tags (default: the corpus's, else the model's).
     """
 
     def __init__(
@@ -116,6 +141,7 @@ class Tagger:
         *,
         device: str | torch.device = "cpu",
         max_length: int = 256,
+        corpus_scheme: str | None = None,
         tag_scheme: str | None = None,
     ) -> None:
         if max_length < 1:
@@ -128,7 +154,8 @@ class Tagger:
         self.bilm_files = bilm
         self.max_length = max_length
         self.model_scheme: str = model.config["tag_scheme"]
-        self.tag_scheme = tag_scheme or self.model_scheme
+        self.corpus_scheme = corpus_scheme
+        self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
         self._neighbour_masks = _neighbour_masks(model.tags)
 
     @functools.cached_property
@@ -152,34 +179,23 @@ class Tagger:
             raise ArchiveError(
                 f"the weights in {directory} do not fit its model config: {error}"
             ) from None
-        vocabularies = archive.vocabularies
-        encoder = Encoder(
-            Vocabulary.from_json(vocabularies["words"]),
-            Vocabulary.from_json(vocabularies["chars"]),
-            list(vocabularies["labels"]),
-            int(archive.manifest["metadata"]["max_chars"]),
-        )
-        tagger = cls(model, encoder, archive.bilm, **options)
+        encoder = Encoder.from_json(archive.vocabularies["encoder"])
+        corpus_scheme = archive.manifest["metadata"].get("corpus_scheme")
+        tagger = cls(model, encoder, archive.bilm, corpus_scheme=corpus_scheme, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest
         return tagger
 
     def save(
         self, directory: str | Path, *, config: dict[str, Any] | None = None, **options: Any
     ) -> Path:
-        """Write this tagger as a self-contained model directory (see `ner.archive.save_archive`;
-        `options` go to it). `config`: the run's resolved configuration, kept for the record."""
-        return save_archive(
+        """Write this tagger as a self-contained model directory (see `save_tagger`)."""
+        return save_tagger(
             directory,
-            model=self.model,
-            model_config=self.model.config,
-            vocabularies={
-                "words": self.encoder.words.to_json(),
-                "chars": self.encoder.chars.to_json(),
-                "labels": self.encoder.tags,
-            },
-            bilm=self.bilm_files,
+            self.model,
+            self.encoder,
+            self.bilm_files,
+            corpus_scheme=self.corpus_scheme,
             config=config,
-            metadata={"max_chars": self.encoder.max_chars},
             **options,
         )
 

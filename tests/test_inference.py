@@ -53,7 +53,7 @@ def test_offsets_index_the_input(tagger: Tagger) -> None:
             assert (first.start, last.end) == (entity.start, entity.end)
             assert 0.0 < entity.confidence <= 1.0
         # entities are exactly the chunks of the tags
-        spans = tags_to_spans(result.tags, "bioes")
+        spans = tags_to_spans(result.tags, "iob2")  # the corpus's scheme, by default
         assert [(e.type, e.token_start, e.token_end) for e in result.entities] == [
             tuple(s) for s in spans
         ]
@@ -100,8 +100,8 @@ def test_pretokenized_sentences(tagger: Tagger) -> None:
 
 
 def test_output_tag_scheme(tmp_path: Path) -> None:
-    bioes = Tagger.load(saved_model())
-    iob2 = Tagger.load(saved_model(), tag_scheme="iob2")
+    iob2 = Tagger.load(saved_model())  # the training corpus's scheme
+    bioes = Tagger.load(saved_model(), tag_scheme="bioes")
     text = [" ".join(tokens) for tokens, _ in corpus()]
     for a, b in zip(bioes.predict(text), iob2.predict(text), strict=True):
         assert not any(tag[0] in "ES" for tag in b.tags)
@@ -141,10 +141,9 @@ def test_model_directory_contents() -> None:
     assert (directory / "bilm" / "weights.hdf5").read_bytes() == (
         FIXTURE / "lm_weights.hdf5"
     ).read_bytes()
-    assert json.loads((directory / "vocabularies" / "labels.json").read_text())[0] == "O"
-    assert (
-        "Paris".lower() in json.loads((directory / "vocabularies/words.json").read_text())["items"]
-    )
+    encoder = json.loads((directory / "vocabularies" / "encoder.json").read_text())
+    assert encoder["tags"][0] == "O" and "paris" in encoder["words"]["items"]
+    assert manifest["metadata"]["corpus_scheme"] == "iob2"
     archive = load_archive(directory)
     assert archive.config == {"note": "tests/tiny_tagger.py"}
     assert archive.bilm is not None and archive.bilm.state == "warm"
@@ -201,7 +200,7 @@ def test_model_of_another_format_version_is_refused(tmp_path: Path) -> None:
         (lambda d: (d / "archive.json").unlink(), "has no archive.json"),
         (lambda d: (d / "archive.json").write_text("{not json"), "not valid JSON"),
         (lambda d: (d / "archive.json").write_text('{"format": "other"}'), "does not describe"),
-        (lambda d: (d / "vocabularies" / "words.json").unlink(), "words.json is missing"),
+        (lambda d: (d / "vocabularies" / "encoder.json").unlink(), "encoder.json is missing"),
         (lambda d: (d / "weights.safetensors").write_bytes(b"garbage"), "corrupt or was changed"),
     ],
 )
@@ -230,7 +229,7 @@ def test_confidence_is_the_crf_probability_of_the_span(tagger: Tagger) -> None:
     with torch.no_grad():
         batch.elmo = tagger.bilm(batch_to_ids([[t.text for t in result.tokens]]))[0]
         emissions = tagger.model.emissions(batch)[0].double()  # (T, K)
-    start, transitions, end = (s.double() for s in tagger.model.crf.constrained_scores())
+    start, transitions, end = (s.detach().double() for s in tagger.model.crf.constrained_scores())
     tags = tagger.model.tags
     scores = {}
     for path in itertools.product(range(len(tags)), repeat=len(result.tokens)):

@@ -87,14 +87,14 @@ def test_stdin_tokens_to_conll(capsys, monkeypatch) -> None:
     )
     assert status == 0
     assert out == (
-        "John\tB-PER\nSmith\tE-PER\nwent\tO\nto\tO\nParis\tS-LOC\n.\tO\n\n"
-        "Anna\tS-PER\nlikes\tO\nRome\tS-LOC\n.\tO\n\n"
+        "John\tB-PER\nSmith\tI-PER\nwent\tO\nto\tO\nParis\tB-LOC\n.\tO\n\n"
+        "Anna\tB-PER\nlikes\tO\nRome\tB-LOC\n.\tO\n\n"
     )
 
 
 def test_tag_scheme_option(capsys, monkeypatch) -> None:
     status, out, _ = run(
-        ["-", "--input-format", "tokens", "--format", "conll", "--tag-scheme", "iob2"],
+        ["-", "--input-format", "tokens", "--format", "conll", "--tag-scheme", "bioes"],
         capsys,
         b"John Smith went to Paris .\n",
         monkeypatch,
@@ -102,10 +102,10 @@ def test_tag_scheme_option(capsys, monkeypatch) -> None:
     assert status == 0
     assert [line.split("\t")[1] for line in out.split("\n") if line] == [
         "B-PER",
-        "I-PER",
+        "E-PER",
         "O",
         "O",
-        "B-LOC",
+        "S-LOC",
         "O",
     ]
 

@@ -83,7 +83,7 @@ def train_tagger(steps: int = 60) -> Tagger:
             optimizer.zero_grad()
             model(batch)["loss"].backward()
             optimizer.step()
-    return Tagger(model, encoder, BILM)
+    return Tagger(model, encoder, BILM, corpus_scheme="iob2")
 
 
 @functools.cache
