@@ -26,7 +26,7 @@ from ner.bilm.char_ids import batch_to_ids
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _CHUNK = 1 << 24
 
 
@@ -124,6 +124,28 @@ class ElmoFeatureCache:
         return out
 
 
+MAX_BATCH_TOKENS = 4096
+
+
+def _chunks(order: list[int], lengths: np.ndarray, batch_size: int) -> list[list[int]]:
+    """Consecutive groups of at most `batch_size` sentences and (unless a single sentence is
+    longer) at most `MAX_BATCH_TOKENS` padded tokens, so very long sentences run in small
+    batches instead of exhausting memory. The biLM itself has no length limit."""
+    chunks: list[list[int]] = []
+    for index in order:
+        current = chunks[-1] if chunks else None
+        longest = lengths[current[0]] if current else 0
+        if (
+            current
+            and len(current) < batch_size
+            and longest * (len(current) + 1) <= MAX_BATCH_TOKENS
+        ):
+            current.append(index)
+        else:
+            chunks.append([index])
+    return chunks
+
+
 def _write_entry(
     directory: Path,
     key: dict[str, Any],
@@ -143,8 +165,7 @@ def _write_entry(
     order = [i for i in np.argsort(-lengths, kind="stable").tolist() if lengths[i] > 0]
     bar = tqdm(total=num_tokens, desc="ELMo features", unit="tok", disable=not progress)
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
+        for chunk in _chunks(order, lengths, batch_size):
             # layers: (B, L, T, D)
             layers, _ = bilm(batch_to_ids([sentences[i] for i in chunk]))
             layers = layers.to(torch.float16).transpose(1, 2).cpu().numpy()

@@ -3,12 +3,14 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.tagger.elmo_cache import (
+    _chunks,
     cache_key,
     corpus_fingerprint,
     file_sha256,
@@ -136,3 +138,14 @@ def test_leftovers_of_killed_builds_are_removed(tmp_path, bilm):
     (leftover / "layers.f16").write_bytes(b"partial")
     open_or_build(tmp_path, key, SENTENCES, Loader(bilm), batch_size=2, progress=False)
     assert not leftover.exists()
+
+
+def test_very_long_sentences_run_in_small_batches(tmp_path, bilm):
+    lengths = np.array([5000, 3000, 10, 10, 10])
+    assert _chunks([0, 1, 2, 3, 4], lengths, batch_size=32) == [[0], [1], [2, 3, 4]]
+    sentences = [["word"] * 5000, ["Paris", "."]]
+    cache = open_or_build(
+        tmp_path, key_for(sentences), sentences, Loader(bilm), batch_size=2, progress=False
+    )
+    assert cache.layers(0).shape == (5000, 3, 32)
+    assert np.isfinite(np.asarray(cache.layers(0), dtype=np.float32)).all()

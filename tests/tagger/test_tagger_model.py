@@ -113,7 +113,7 @@ def test_gradients_reach_the_mix_but_not_frozen_words():
     assert model.elmo_mix.gamma.grad is not None
     assert model.word_embedding.weight.grad is None
     assert model.char_encoder.conv.weight.grad.abs().sum() > 0
-    assert set(model.mix_summary()) == {"weights", "gamma"}
+    assert set(model.mix_summary()) == {"layers", "weights", "gamma"}
     assert sum(model.mix_summary()["weights"]) == pytest.approx(1.0)
 
 

@@ -149,6 +149,50 @@ def test_run_writes_results_predictions_checkpoints_and_wandb(full_run):
 
 
 @pytest.mark.slow
+def test_saved_model_tags_like_the_run(full_run, workspace, tmp_path):
+    """model/ through ner-predict: the run's test predictions again (the run scored layers from
+    the fp16 cache, ner-predict runs the biLM live in fp32, so a rare borderline tag may differ),
+    and raw text with character offsets into the input."""
+
+    def predict(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "ner.predict", str(full_run / "model"), *args, "--threads", "1"],
+            cwd=PROJECT_ROOT,
+            env=workspace["env"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout
+
+    scores = tmp_path / "scores.json"
+    test_file = str(workspace["corpus"] / "test.txt")
+    out = predict(
+        test_file, "--input-format", "conll", "--format", "conll", "--scores", str(scores)
+    )
+    predicted = [line.split() for line in out.split("\n") if line]
+    saved = (full_run / "predictions_test.txt").read_text().split("\n")
+    expected = [line.split() for line in saved if line]
+    assert [row[:2] for row in predicted] == [row[:2] for row in expected]
+    agreement = sum(p == e for p, e in zip(predicted, expected, strict=True)) / len(expected)
+    assert agreement >= 0.98
+    run_f1 = json.loads((full_run / "results.json").read_text())["test"]["f1"]
+    assert json.loads(scores.read_text())["f1"] == pytest.approx(run_f1, abs=3)
+    source = tmp_path / "raw.txt"
+    source.write_text("Mary visited Berlin on Monday. John Smith works for Reuters.\n\nBob left.\n")
+    records = [json.loads(line) for line in predict(str(source)).splitlines()]
+    lines = source.read_text().split("\n")
+    assert [r["line"] for r in records] == [1, 2, 3]
+    for record in records:
+        line = lines[record["line"] - 1]
+        assert all(line[t["start"] : t["end"]] == t["text"] for t in record["tokens"])
+        assert all(line[e["start"] : e["end"]] == e["text"] for e in record["entities"])
+    assert {e["type"] for e in records[0]["entities"]} <= {"PER", "LOC", "ORG"}
+    assert records[0]["entities"], "a model with test F1 > 50 finds entities in template text"
+
+
+@pytest.mark.slow
 def test_evaluate_reproduces_the_test_score(full_run, workspace, monkeypatch):
     monkeypatch.setenv("NER_DATA_DIR", workspace["env"]["NER_DATA_DIR"])
     results = json.loads((full_run / "results.json").read_text())
@@ -192,7 +236,17 @@ def test_killed_run_resumes_to_the_same_result(full_run, workspace):
 def test_multirun_over_seeds(workspace):
     sweep = workspace["root"] / "multirun"
     args = [a for a in overrides(workspace, sweep, epochs=1) if not a.startswith("hydra.run")]
-    run_train(workspace, ["-m", *args, "seed=1,2", "logger=wandb", f"hydra.sweep.dir={sweep}"])
+    run_train(
+        workspace,
+        [
+            "-m",
+            *args,
+            "seed=1,2",
+            "logger=wandb",
+            "trainer/scheduler=plateau",
+            f"hydra.sweep.dir={sweep}",
+        ],
+    )
     seeds = [json.loads((sweep / job / "results.json").read_text())["seed"] for job in ("0", "1")]
     assert seeds == [1, 2]
     assert all(list((sweep / job / "wandb").glob("offline-run-*")) for job in ("0", "1"))
