@@ -20,6 +20,8 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from ner.archive import BiLMFiles
+from ner.inference import save_tagger
 from ner.paths import PROJECT_ROOT
 from ner.tagger.checkpoint import load_checkpoint
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list
@@ -118,16 +120,9 @@ def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -
 
 
 def save_model(
-    run_dir: Path,
-    model: TaggerModel,
-    config: dict[str, Any],
-    encoder: Encoder,
-    cfg: DictConfig,
-    corpus_scheme: str,
+    run_dir: Path, model: TaggerModel, encoder: Encoder, cfg: DictConfig, corpus_scheme: str
 ) -> None:
-    """Write the self-contained ``model/`` directory (`ner.archive`) that `ner.Tagger` loads."""
-    from ner.archive import BiLMFiles, save_archive
-
+    """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load."""
     bilm = None
     if cfg.embeddings.elmo:
         bilm = BiLMFiles(
@@ -135,14 +130,13 @@ def save_model(
             weights=str(cfg.elmo.weight_file),
             state=str(cfg.elmo.get("state", "warm")),
         )
-    save_archive(
+    save_tagger(
         run_dir / "model",
-        model=model,
-        model_config=config,
-        vocabularies={"encoder": encoder.to_json()},
-        bilm=bilm,
+        model,
+        encoder,
+        bilm,
+        corpus_scheme=corpus_scheme,
         config=OmegaConf.to_container(cfg, resolve=True),
-        metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
     )
 
 
@@ -223,7 +217,8 @@ def fit_and_evaluate(
     # not change the model's initialisation or the dropout stream.
     seed_everything(cfg.seed)
     model: TaggerModel = instantiate(cfg.model, _convert_="all", **config)
-    if cfg.embeddings.glove and not resuming:
+    # glove.source null: word embeddings trained from a random init (no pretrained vectors).
+    if cfg.embeddings.glove and cfg.embeddings.glove.source and not resuming:
         model.word_embedding.weight.data.copy_(glove_rows(encoder, cfg.embeddings.glove, cfg.seed))
     model.to(device)
     parameters = [p for p in model.parameters() if p.requires_grad]
@@ -311,7 +306,7 @@ def fit_and_evaluate(
         test["strict"]["f1"],
         run_dir,
     )
-    save_model(run_dir, model, config, encoder, cfg, corpus.scheme)
+    save_model(run_dir, model, encoder, cfg, corpus.scheme)
     return results
 
 
