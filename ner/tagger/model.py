@@ -26,9 +26,10 @@ class TaggerModel(nn.Module):
     tags: the tag strings in id order (in `tag_scheme`); constrain_decoding: mask the CRF so
     Viterbi only yields sequences valid in `tag_scheme`; num_words/word_dim/word_trainable:
     the word embedding (initialised from GloVe by the caller); num_chars/char_dim/
-    char_filters/char_width: the char CNN; elmo_dim/elmo_layers/elmo_layer_norm/
-    elmo_fixed_weights/elmo_dropout: the scalar mix over frozen biLM layers (dropout applied
-    to the mix output only); dropout: on the concatenated input and the encoder output;
+    char_filters/char_width: the char CNN; elmo_dim/elmo_layers/elmo_mix_layers/
+    elmo_layer_norm/elmo_fixed_weights/elmo_dropout: the scalar mix over frozen biLM layers
+    (`elmo_mix_layers`: the subset mixed, e.g. [0, 1], None = all; dropout applied to the mix
+    output only); dropout: on the concatenated input and the encoder output;
     hidden_size/num_layers/lstm_dropout: the bidirectional LSTM encoder.
     """
 
@@ -47,6 +48,7 @@ class TaggerModel(nn.Module):
         char_width: int = 3,
         elmo_dim: int = 0,
         elmo_layers: int = 3,
+        elmo_mix_layers: list[int] | None = None,
         elmo_layer_norm: bool = False,
         elmo_fixed_weights: list[float] | None = None,
         elmo_dropout: float = 0.0,
@@ -73,7 +75,10 @@ class TaggerModel(nn.Module):
         self.elmo_mix: ScalarMix | None = None
         if elmo_dim:
             self.elmo_mix = ScalarMix(
-                elmo_layers, fixed_weights=elmo_fixed_weights, layer_norm=elmo_layer_norm
+                elmo_layers,
+                layers=elmo_mix_layers,
+                fixed_weights=elmo_fixed_weights,
+                layer_norm=elmo_layer_norm,
             )
             self.elmo_dropout = nn.Dropout(elmo_dropout)
             input_dim += elmo_dim
@@ -131,10 +136,11 @@ class TaggerModel(nn.Module):
         return self.crf.decode(self.emissions(batch), batch.mask)
 
     def mix_summary(self) -> dict[str, Any]:
-        """The learned ELMo layer weights (softmax) and γ, for logs and results.json."""
+        """The ELMo layers mixed, their weights (softmax) and γ, for logs and results.json."""
         if self.elmo_mix is None:
             return {}
         return {
+            "layers": list(self.elmo_mix.layers),
             "weights": [float(w) for w in self.elmo_mix.normalized_weights().detach()],
             "gamma": float(self.elmo_mix.gamma.detach()),
         }

@@ -171,7 +171,7 @@ class Trainer:
                 "train/tokens_per_second": tokens / max(trained - started, 1e-9),
             }
             mix = self.model.mix_summary()
-            for layer, weight in enumerate(mix.get("weights", [])):
+            for layer, weight in zip(mix.get("layers", []), mix.get("weights", []), strict=True):
                 metrics[f"elmo/weight_{layer}"] = weight
             if mix:
                 metrics["elmo/gamma"] = mix["gamma"]

@@ -1,0 +1,1 @@
+"""Reading finished training runs and aggregating them into the study report (`ner.report`)."""

@@ -1,0 +1,190 @@
+"""Seed statistics per (corpus, variant): mean ± sample std of dev/test F1, per-type test F1,
+epochs, time and ELMo mix weights, as JSON-ready dicts and Markdown tables."""
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from ner.reporting.runs import Run, differing_settings
+
+
+def stats(values: Sequence[float]) -> dict[str, Any]:
+    """``{"mean", "std", "n", "values"}``; std is the sample std (ddof 1), None for one value."""
+    values = [float(v) for v in values]
+    return {
+        "mean": statistics.fmean(values) if values else None,
+        "std": statistics.stdev(values) if len(values) > 1 else None,
+        "n": len(values),
+        "values": values,
+    }
+
+
+def _mix(runs: Sequence[Run]) -> dict[str, Any] | None:
+    """Mean mix weights per mixed layer and γ over the runs that have a mix."""
+    mixes = [run.results.get("elmo_mix") or {} for run in runs]
+    mixes = [mix for mix in mixes if mix.get("weights")]
+    if not mixes:
+        return None
+    layers = mixes[0].get("layers", list(range(len(mixes[0]["weights"]))))
+    return {
+        "layers": layers,
+        "weights": [stats([mix["weights"][i] for mix in mixes]) for i in range(len(layers))],
+        "gamma": stats([mix["gamma"] for mix in mixes]),
+    }
+
+
+def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
+    """Everything the tables and plots show for one group of seeds."""
+    types = sorted({name for run in runs for name in run.results["test"].get("per_type", {})})
+    per_type = {
+        name: stats(
+            [run.results["test"]["per_type"][name]["f1"] for run in runs]
+            if all(name in run.results["test"].get("per_type", {}) for run in runs)
+            else []
+        )
+        for name in types
+    }
+    times = [run.results.get("time_seconds", {}).get("total") for run in runs]
+    return {
+        "corpus": corpus,
+        "variant": variant,
+        "seeds": [run.seed for run in runs],
+        "runs": [str(run.directory) for run in runs],
+        "dev_f1": stats([run.results["dev"]["f1"] for run in runs]),
+        "test_f1": stats([run.results["test"]["f1"] for run in runs]),
+        "test_f1_strict": stats(
+            [run.results["test"].get("strict", {}).get("f1", math.nan) for run in runs]
+        ),
+        "per_type_test_f1": per_type,
+        "best_epoch": stats([run.results["best_epoch"] for run in runs]),
+        "epochs_run": stats([run.results["epochs_run"] for run in runs]),
+        "minutes": stats([t / 60 for t in times if t is not None]),
+        "train_tokens_per_second": stats(
+            [run.results.get("train_tokens_per_second", math.nan) for run in runs]
+        ),
+        "mix": _mix(runs),
+        "dev_f1_per_epoch": [[h["dev/f1"] for h in run.results["history"]] for run in runs],
+        # Seeds whose dev F1 was still improving when max_epochs ended them.
+        "still_improving_seeds": [
+            run.seed
+            for run in runs
+            if run.results["best_epoch"] == run.results["epochs_run"]
+            and not run.results.get("stopped_early")
+        ],
+        "differing_settings": differing_settings(runs),
+    }
+
+
+def study_json(summaries: Sequence[dict[str, Any]], corpus: str) -> dict[str, Any]:
+    """The study file of one corpus: ``{"variants": {name: {"test_f1", "dev_f1", "seeds"}}}``
+    with F1 in percent, one entry per seed in seed order."""
+    return {
+        "variants": {
+            summary["variant"]: {
+                "test_f1": [round(v, 4) for v in summary["test_f1"]["values"]],
+                "dev_f1": [round(v, 4) for v in summary["dev_f1"]["values"]],
+                "seeds": summary["seeds"],
+            }
+            for summary in summaries
+            if summary["corpus"] == corpus
+        }
+    }
+
+
+def format_stats(entry: dict[str, Any], digits: int = 2) -> str:
+    """``mean ± std`` (only the mean for one value, ``–`` for none)."""
+    if entry["mean"] is None or math.isnan(entry["mean"]):
+        return "–"
+    if entry["std"] is None or math.isnan(entry["std"]):
+        return f"{entry['mean']:.{digits}f}"
+    return f"{entry['mean']:.{digits}f} ± {entry['std']:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def markdown(
+    summaries: Sequence[dict[str, Any]], plots: dict[str, list[tuple[str, str]]]
+) -> list[str]:
+    """Markdown lines: per corpus, the main table, per-type test F1, mix weights and plots.
+
+    plots: corpus → [(title, relative path of the PNG)].
+    """
+    lines: list[str] = []
+    for corpus in sorted({s["corpus"] for s in summaries}):
+        group = [s for s in summaries if s["corpus"] == corpus]
+        lines += [f"### {corpus}", ""]
+        lines += _table(
+            [
+                *("variant", "seeds", "dev F1", "test F1", "test F1 (strict)"),
+                *("best epoch", "epochs", "min/run", "train tok/s"),
+            ],
+            [
+                [
+                    f"`{s['variant']}`",
+                    ", ".join(map(str, s["seeds"])),
+                    format_stats(s["dev_f1"]),
+                    f"**{format_stats(s['test_f1'])}**",
+                    format_stats(s["test_f1_strict"]),
+                    format_stats(s["best_epoch"], 1),
+                    format_stats(s["epochs_run"], 1),
+                    format_stats(s["minutes"], 1),
+                    format_stats(s["train_tokens_per_second"], 0),
+                ]
+                for s in group
+            ],
+        )
+        types = sorted({name for s in group for name in s["per_type_test_f1"]})
+        lines += ["", "Test F1 per type:", ""]
+        lines += _table(
+            ["variant", *types],
+            [
+                [f"`{s['variant']}`"]
+                + [format_stats(s["per_type_test_f1"].get(t, stats([]))) for t in types]
+                for s in group
+            ],
+        )
+        mixed = [s for s in group if s["mix"]]
+        if mixed:
+            lines += ["", "Learned ELMo mix (softmax weights per biLM layer, γ):", ""]
+            lines += _table(
+                ["variant", "layers", "weights", "γ"],
+                [
+                    [
+                        f"`{s['variant']}`",
+                        ", ".join(map(str, s["mix"]["layers"])),
+                        ", ".join(format_stats(w, 3) for w in s["mix"]["weights"]),
+                        format_stats(s["mix"]["gamma"], 3),
+                    ]
+                    for s in mixed
+                ],
+            )
+        lines.append("")
+        for title, path in plots.get(corpus, []):
+            lines += [f"![{title}]({path})", ""]
+    return lines
+
+
+def settings_warnings(summaries: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per setting that differs between a group's seeds, and per group with seeds
+    that were still improving at their last epoch (more epochs would likely change them)."""
+    warnings = []
+    for s in summaries:
+        if s["still_improving_seeds"]:
+            seeds = ", ".join(map(str, s["still_improving_seeds"]))
+            warnings.append(
+                f"{s['corpus']}/{s['variant']}: seed(s) {seeds} had their best dev F1 at the last"
+                " epoch run (still improving when max_epochs stopped them)"
+            )
+        for key, values in s["differing_settings"].items():
+            pairs = ", ".join(
+                f"seed {seed}: {v!r}" for seed, v in zip(s["seeds"], values, strict=True)
+            )
+            warnings.append(f"{s['corpus']}/{s['variant']}: seeds differ in {key} ({pairs})")
+    return warnings

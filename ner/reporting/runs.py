@@ -1,0 +1,164 @@
+"""Finding and reading finished training runs (the ``results.json`` that `ner.train` writes).
+
+A run belongs to a (corpus, variant) group: the corpus is the config's ``data.name``; the variant
+is the config's ``variant`` (set by the experiment configs) or, for runs made without one, a name
+derived from the inputs used (``glove``, ``elmo_glove``, ``elmo_glove_layers01``, ...).
+"""
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+RESULTS_FILE = "results.json"
+REQUIRED_KEYS = ("dev", "test", "seed", "best_epoch", "epochs_run", "history", "config")
+
+# Config entries that may differ between the seeds of one variant without making them different
+# experiments: the seed itself, bookkeeping, logging, devices and threads. Everything else (biLM
+# files included) must match, or the report warns.
+IGNORED_SETTINGS = (
+    "seed",
+    "resume",
+    "progress",
+    "shared_dir",
+    "logger",
+    "trainer.device",
+    "trainer.num_threads",
+    "trainer.eval_batch_size",
+)
+
+
+class ReportError(ValueError):
+    """A folder or ``results.json`` that cannot be read as runs; the message names the path."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished training run."""
+
+    directory: Path
+    corpus: str
+    variant: str
+    seed: int
+    results: dict[str, Any]
+
+
+def corpus_name(config: dict[str, Any]) -> str:
+    """The corpus a run used: a named corpus as is, a folder or hub dataset by its last part."""
+    name = str(config["data"]["name"]).rstrip("/")
+    return name.rsplit("/", 1)[-1]
+
+
+def variant_name(config: dict[str, Any]) -> str:
+    """The config's ``variant``, else a name built from its inputs and ELMo mix settings."""
+    if config.get("variant"):
+        return str(config["variant"])
+    embeddings = config.get("embeddings") or {}
+    model = config.get("model") or {}
+    parts = []
+    if embeddings.get("elmo"):
+        parts.append("elmo")
+    if embeddings.get("glove"):
+        parts.append("glove" if embeddings["glove"].get("source") else "words")
+    if not embeddings.get("char"):
+        parts.append("nochar")
+    if embeddings.get("elmo") and model.get("elmo_mix_layers") is not None:
+        parts.append("layers" + "".join(str(layer) for layer in model["elmo_mix_layers"]))
+    if embeddings.get("elmo") and model.get("elmo_fixed_weights") is not None:
+        parts.append("fixed" + "-".join(f"{w:.3g}" for w in model["elmo_fixed_weights"]))
+    return "_".join(parts) or "none"
+
+
+def find_result_files(roots: Sequence[Path]) -> list[Path]:
+    """Every ``results.json`` under `roots` (folders searched recursively, or the files given)."""
+    files: list[Path] = []
+    for root in map(Path, roots):
+        if root.is_file():
+            files.append(root)
+        elif root.is_dir():
+            files += sorted(root.rglob(RESULTS_FILE))
+        else:
+            raise ReportError(f"{root}: no such file or folder")
+    return files
+
+
+def load_run(path: Path) -> Run:
+    """Read one ``results.json``; malformed or foreign files are a `ReportError` naming them."""
+    try:
+        results = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReportError(f"{path}: cannot read it as JSON ({error})") from error
+    if not isinstance(results, dict):
+        raise ReportError(f"{path}: expected a JSON object, got {type(results).__name__}")
+    missing = [key for key in REQUIRED_KEYS if key not in results]
+    if missing:
+        raise ReportError(f"{path}: not a ner.train results file (missing {', '.join(missing)})")
+    for split in ("dev", "test"):
+        if not isinstance(results[split], dict) or "f1" not in results[split]:
+            raise ReportError(f"{path}: {split!r} has no 'f1' score")
+    config = results["config"]
+    if not isinstance(config, dict) or "name" not in (config.get("data") or {}):
+        raise ReportError(f"{path}: its config has no data.name")
+    return Run(
+        Path(path).parent, corpus_name(config), variant_name(config), results["seed"], results
+    )
+
+
+def flatten(config: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts → {"a.b.c": value}; lists and scalars are leaves."""
+    if not isinstance(config, dict):
+        return {prefix: config}
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        flat.update(flatten(value, f"{prefix}{key}." if isinstance(value, dict) else prefix + key))
+    return flat
+
+
+def _ignored(key: str) -> bool:
+    return any(key == name or key.startswith(name + ".") for name in IGNORED_SETTINGS)
+
+
+def differing_settings(runs: Sequence[Run]) -> dict[str, list[Any]]:
+    """Config entries whose values differ between `runs` (one value per run, in order)."""
+    flats = [flatten(run.results["config"]) for run in runs]
+    keys = sorted({key for flat in flats for key in flat if not _ignored(key)})
+    return {
+        key: [flat.get(key) for flat in flats]
+        for key in keys
+        if len({json.dumps(flat.get(key), sort_keys=True) for flat in flats}) > 1
+    }
+
+
+def load_runs(roots: Sequence[Path]) -> tuple[list[Run], list[str]]:
+    """All runs under `roots`, one per (corpus, variant, seed), and warnings about what was set
+    aside: when a seed was run more than once, the newest ``results.json`` is used."""
+    by_key: dict[tuple[str, str, int], list[tuple[float, Run]]] = {}
+    for path in find_result_files(roots):
+        run = load_run(path)
+        by_key.setdefault((run.corpus, run.variant, run.seed), []).append(
+            (path.stat().st_mtime, run)
+        )
+    runs, warnings = [], []
+    for (corpus, variant, seed), found in sorted(by_key.items()):
+        found.sort(key=lambda item: (item[0], str(item[1].directory)))
+        newest = found[-1][1]
+        runs.append(newest)
+        if len(found) > 1:
+            older = ", ".join(str(run.directory) for _, run in found[:-1])
+            warnings.append(
+                f"{corpus}/{variant} seed {seed}: {len(found)} runs; using the newest "
+                f"{newest.directory} (set aside: {older})"
+            )
+    return runs, warnings
+
+
+def group_runs(runs: Iterable[Run]) -> dict[tuple[str, str], list[Run]]:
+    """Runs by (corpus, variant), each group sorted by seed."""
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        groups.setdefault((run.corpus, run.variant), []).append(run)
+    return {key: sorted(group, key=lambda run: run.seed) for key, group in sorted(groups.items())}
