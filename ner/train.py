@@ -88,6 +88,11 @@ def glove_rows(encoder: Encoder, glove_config: dict[str, Any], seed: int) -> tor
     from ner.embeddings.glove import load_glove
 
     vectors = load_glove(glove_config["source"], vocabulary=encoder.words.items)
+    if vectors.dim != glove_config["dim"]:
+        raise ValueError(
+            f"{glove_config['source']} has {vectors.dim}-d vectors but embeddings.glove.dim is "
+            f"{glove_config['dim']}; set embeddings.glove.dim={vectors.dim}"
+        )
     found = torch.from_numpy(np.asarray(vectors.found, dtype=bool))
     weights = torch.from_numpy(np.asarray(vectors.vectors, dtype=np.float32)).clone()
     std = float(weights[found].std()) if found.any() else 1.0
