@@ -26,6 +26,7 @@ from ner.bilm.options import BiLMOptions
 from ner.bilm.weights import read_weights, resolve, write_weights
 
 STATE_MODES = ("warm", "stateless", "stateful")
+MAX_TOKENS = 8192  # default padded-token budget of a sorted (warm/stateless) batch
 
 # Fixed forever: changing it changes every `warm` output. Plain news-style English, one sentence per
 # line, in the style of the 1B Word Benchmark the published models were trained on.
@@ -201,14 +202,14 @@ class BiLM(nn.Module):
         self,
         sentences: Sequence[Sequence[str]],
         batch_size: int = 64,
-        max_tokens: int = 4096,
+        max_tokens: int = MAX_TOKENS,
         token_cache: dict[str, torch.Tensor] | None = None,
     ) -> list[torch.Tensor]:
         """All layers of each tokenized sentence: a list of (L+1, T_i, 2P) float tensors.
 
         In `stateful` mode batches are `batch_size` consecutive sentences in the given order. In
         `warm`/`stateless` mode sentences are sorted by length and batched under a budget of
-        `max_tokens` padded tokens (at most `batch_size` rows); results come back in input order.
+        `max_tokens` padded tokens (BOS/EOS included); results come back in input order.
         The char-CNN runs once per distinct token string (`token_cache` keeps them across calls).
         """
         cache: dict[str, torch.Tensor] = {} if token_cache is None else token_cache
@@ -244,15 +245,11 @@ class BiLM(nn.Module):
         indices.sort(key=lambda i: -len(sentences[i]))
         batches: list[list[int]] = []
         for index in indices:  # longest first: a batch's first sentence is its longest
-            batch = batches[-1] if batches else None
-            if (
-                batch is None
-                or len(batch) >= batch_size
-                or (len(batch) + 1) * max(len(sentences[batch[0]]), 1) > max_tokens
-            ):
+            padded = (len(sentences[batches[-1][0]]) + 2) if batches else 0  # with BOS/EOS
+            if not batches or (len(batches[-1]) + 1) * padded > max_tokens:
                 batches.append([index])
             else:
-                batch.append(index)
+                batches[-1].append(index)
         return batches
 
     def _token_vectors(self, tokens: Sequence[str]) -> torch.Tensor:

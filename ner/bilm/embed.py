@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ner.bilm.bilm import STATE_MODES, BiLM
+from ner.bilm.bilm import MAX_TOKENS, STATE_MODES, BiLM
 
 MAX_CACHED_TOKENS = 500_000
 
@@ -48,7 +48,7 @@ def embed_file(
     input_file: Path,
     output_file: Path,
     batch_size: int = 64,
-    max_tokens: int = 4096,
+    max_tokens: int = MAX_TOKENS,
     chunk_lines: int = 8192,
     progress: bool = True,
 ) -> int:
@@ -91,13 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--options-file", required=True, help="options.json (path or URL)")
     parser.add_argument("--weight-file", required=True, help="weights.hdf5 (path or URL)")
     parser.add_argument(
-        "--batch-size", type=int, default=64, help="sentences per batch (default 64)"
+        "--batch-size",
+        type=int,
+        default=64,
+        help="sentences per batch in stateful mode (default 64)",
     )
     parser.add_argument(
         "--max-tokens",
         type=int,
-        default=4096,
-        help="padded tokens per batch in warm/stateless mode (default 4096)",
+        default=MAX_TOKENS,
+        help=f"padded tokens per batch in warm/stateless mode (default {MAX_TOKENS})",
     )
     parser.add_argument(
         "--state",

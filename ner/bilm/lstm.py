@@ -21,6 +21,7 @@ from torch.nn import functional
 from ner.bilm.weights import to_numpy
 
 FORWARD, BACKWARD = 0, 1
+PROJECTION_BLOCK_ELEMENTS = 1 << 24  # floats of precomputed input projections (64 MiB)
 
 
 class LSTMState(NamedTuple):
@@ -81,12 +82,10 @@ class ProjectedLSTMLayer(nn.Module):
         """
         directions, steps, batch, input_dim = inputs.shape
         bias = (self.bias + self.forget_bias).unsqueeze(1)  # (D, 1, 4H)
-        projected = torch.baddbmm(
-            bias, inputs.reshape(directions, steps * batch, input_dim), self.w_input
-        )
-        # One (D, B, 4H) tensor per step: unbind's backward stacks their gradients once, where
-        # indexing step by step would materialise a full-size gradient per step (O(T²) training).
-        projected = projected.view(directions, steps, batch, -1).unbind(1)  # T × (D, B, 4H)
+        # Input projections are computed for `block` steps at a time in one matmul (rows still
+        # active only), which bounds their memory at PROJECTION_BLOCK_ELEMENTS floats.
+        block = max(1, PROJECTION_BLOCK_ELEMENTS // (directions * batch * bias.shape[-1]))
+        projected: tuple[torch.Tensor, ...] = ()
         outputs: list[torch.Tensor] = []
         done_h: list[torch.Tensor] = []  # states of rows that finished, shortest rows first
         done_c: list[torch.Tensor] = []
@@ -98,7 +97,14 @@ class ProjectedLSTMLayer(nn.Module):
                 h, c = h[:, :active], c[:, :active]
             if active == 0:
                 break  # no row is longer: the remaining steps are all padding
-            gates = torch.baddbmm(projected[step][:, :active], h, self.w_state)  # (D, n, 4H)
+            if step % block == 0:
+                rows = inputs[:, step : step + block, :active]  # (D, k, n, P_in)
+                flat = rows.reshape(directions, -1, input_dim)
+                projected = torch.baddbmm(bias, flat, self.w_input).view(*rows.shape[:3], -1)
+                # One (D, n, 4H) tensor per step: unbind's backward stacks their gradients once,
+                # where indexing step by step would materialise a full-size gradient per step.
+                projected = projected.unbind(1)
+            gates = torch.baddbmm(projected[step % block][:, :active], h, self.w_state)
             i, j, f, o = gates.chunk(4, dim=-1)
             c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
             if self.cell_clip:
