@@ -13,6 +13,8 @@ depend on the weight values — and saves it as a model directory with the chose
   2×512 LSTM, 128-d projections, 512 char filters; random weights), until the trained one exists;
 * ``DIR``: a folder with options.json + weights.hdf5 (e.g. the shipped ner/pretrained model).
 
+Timings on a shared machine depend on the other jobs, so each run also records the process's
+CPU time: with one thread, sentences per CPU-second is what an otherwise idle core would give.
 It then times, per thread count: ``Tagger.load`` in this process, a cold ``Tagger.load`` in a
 fresh interpreter (imports included, as ``ner-predict`` pays), and ``predict_tokens`` over the
 test split (pre-tokenized, sorted into batches) plus ``predict`` on the same sentences as raw
@@ -133,9 +135,10 @@ def main() -> None:
             tagger = Tagger.load(model_dir)
             load = time.perf_counter() - started
             tagger.predict_tokens(test[:16], batch_size=args.batch_size)  # warm state, allocator
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             tagger.predict_tokens(test, batch_size=args.batch_size)
             tokens_seconds = time.perf_counter() - started
+            cpu_seconds = time.process_time() - cpu_started
             started = time.perf_counter()
             tagger.predict(texts, batch_size=args.batch_size)
             text_seconds = time.perf_counter() - started
@@ -146,6 +149,8 @@ def main() -> None:
                 "pretokenized_sentences_per_second": round(len(test) / tokens_seconds, 1),
                 "raw_text_sentences_per_second": round(len(test) / text_seconds, 1),
                 "tokens_per_second": round(results["tokens"] / tokens_seconds),
+                # CPU time of this process (all its threads): with 1 thread, what an idle core gives
+                "pretokenized_sentences_per_cpu_second": round(len(test) / cpu_seconds, 1),
             }
             results["runs"].append(run)
             print(json.dumps(run), flush=True)
