@@ -9,11 +9,11 @@
 thread each), into ``outputs/study/<corpus>/<variant>/seed<S>/``: a finished run is skipped, a
 killed one continues from its ``checkpoints/last.pt`` (``resume=``). Each finished run's
 ``results.json`` (~10 KB: scores, per-type scores, history, config) is copied to
-``experiments/results/runs/<corpus>/<variant>/seed<S>/``; the report (``ner.report``: tables,
-plots, ``experiments/results/<corpus>.json``, the table in ``experiments/RESULTS.md``) is
-rebuilt and these small files alone are committed, so nothing is lost when a session ends.
-Checkpoints, predictions and the ELMo feature cache stay in the ignored ``outputs/`` and
-``data/``.
+``experiments/results/runs/<corpus>/<variant>/seed<S>/``; the report (``ner.report`` into
+``experiments/results/study/``: tables and plots; ``experiments/results/<corpus>.json``; the
+table in ``experiments/RESULTS.md``) is rebuilt and these small files alone are committed, so
+nothing is lost when a session ends. Checkpoints, predictions and the ELMo feature cache stay in
+the ignored ``outputs/`` and ``data/``.
 """
 
 import argparse
@@ -176,7 +176,7 @@ def publish(job: Job, runs_dir: Path, results_dir: Path, commit: bool) -> None:
     target = summary_path(results_dir, job)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(results, indent=1) + "\n")
-    report_args = [str(results_dir / "runs"), "--out", str(results_dir)]
+    report_args = [str(results_dir / "runs"), "--out", str(results_dir / "study")]
     report_args += ["--study-json", str(results_dir)]
     if results_dir == RESULTS:
         report_args += ["--insert-into", str(ROOT / "experiments" / "RESULTS.md")]
@@ -193,7 +193,9 @@ def publish(job: Job, runs_dir: Path, results_dir: Path, commit: bool) -> None:
             f"study: {job.name} test F1 {results['test']['f1']:.2f} "
             f"(dev {results['dev']['f1']:.2f}, best epoch {results['best_epoch']})"
         )
-        paths = [target, RESULTS, ROOT / "experiments" / "RESULTS.md"]
+        corpora = [folder.name for folder in (results_dir / "runs").iterdir()]
+        paths = [target, results_dir / "study", ROOT / "experiments" / "RESULTS.md"]
+        paths += [results_dir / f"{corpus}.json" for corpus in corpora]
         git_commit(message, [str(p.relative_to(ROOT)) for p in paths])
 
 
@@ -302,7 +304,7 @@ def timing(args: argparse.Namespace) -> int:
         ("conll2003_elmo_glove", "elmo_glove"),
     ):
         job = Job(experiment, "conll2003", variant, 1, variant != "glove")
-        directory = args.runs_dir / "timing" / variant
+        directory = args.runs_dir.with_name(args.runs_dir.name + "-timing") / variant
         command = [sys.executable, "-m", "ner.train", *overrides(job, args.elmo, extra)]
         command.append(f"hydra.run.dir={directory}")
         log(f"timing {variant}: {shlex.join(command[3:])}")

@@ -212,6 +212,15 @@ def test_variant_names_are_derived_when_the_config_has_none():
     assert variant_name(words) == "words"
 
 
+def test_runs_on_a_subset_are_not_the_corpus(study, tmp_path):
+    subset = config()
+    subset["data"]["max_sentences"] = 200
+    write_run(tmp_path / "subset", 1, 50.0, 40.0, subset)
+    runs, warnings = load_runs([study, tmp_path / "subset"])
+    assert {run.corpus for run in runs} == {"conll2003", "conll2003-first200", "conll2000"}
+    assert warnings == []
+
+
 def test_insert_into_replaces_only_the_marked_part(study, tmp_path):
     page = tmp_path / "RESULTS.md"
     page.write_text(f"# Results\nbefore\n{BEGIN}\nold table\n{END}\nafter\n")

@@ -151,10 +151,9 @@ def test_the_runner_trains_publishes_and_then_skips_finished_jobs(tmp_path):
     assert results == json.loads(
         (runs / "conll2002_nl" / "words" / "seed1" / "results.json").read_text()
     )
-    table = (runs / "results" / "report.md").read_text()
-    assert "### conll2002_nl" in table and "`words`" in table
-    assert json.loads((runs / "results" / "conll2002_nl.json").read_text())["variants"]["words"][
-        "seeds"
-    ] == [1]
+    table = (runs / "results" / "study" / "report.md").read_text()
+    assert "### conll2002_nl-first150" in table and "`words`" in table  # a subset, named so
+    study_json = json.loads((runs / "results" / "conll2002_nl-first150.json").read_text())
+    assert study_json["variants"]["words"]["seeds"] == [1]
     again = run(command).stdout
     assert "0 job(s) to run of 1" in again and "start " not in again

@@ -48,9 +48,11 @@ class Run:
 
 
 def corpus_name(config: dict[str, Any]) -> str:
-    """The corpus a run used: a named corpus as is, a folder or hub dataset by its last part."""
-    name = str(config["data"]["name"]).rstrip("/")
-    return name.rsplit("/", 1)[-1]
+    """The corpus a run used: a named corpus as is, a folder or hub dataset by its last part;
+    ``-firstN`` when ``data.max_sentences`` cut its splits (a subset is not the corpus)."""
+    name = str(config["data"]["name"]).rstrip("/").rsplit("/", 1)[-1]
+    limit = config["data"].get("max_sentences")
+    return f"{name}-first{limit}" if limit else name
 
 
 def variant_name(config: dict[str, Any]) -> str:
