@@ -172,7 +172,13 @@ class Tagger:
     def load(cls, directory: str | Path, **options: Any) -> "Tagger":
         """Load a model directory (see `ner.archive`); `options` go to the constructor."""
         archive = load_archive(directory)
-        model = TaggerModel(**archive.model_config)
+        try:
+            model = TaggerModel(**archive.model_config)
+        except (TypeError, ValueError) as error:
+            raise ArchiveError(
+                f"the model config in {directory}/archive.json does not fit this version of "
+                f"ner-elmo's TaggerModel: {error}"
+            ) from None
         try:
             model.load_state_dict(archive.state_dict)
         except RuntimeError as error:

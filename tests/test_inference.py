@@ -38,6 +38,12 @@ def tagger() -> Tagger:
     return Tagger.load(saved_model())
 
 
+def edit_manifest(directory: Path, **model_config) -> None:
+    manifest = json.loads((directory / "archive.json").read_text())
+    manifest["model_config"].update(model_config)
+    (directory / "archive.json").write_text(json.dumps(manifest))
+
+
 def copy_model(tmp_path: Path) -> Path:
     return Path(shutil.copytree(saved_model(), tmp_path / "model"))
 
@@ -202,6 +208,8 @@ def test_model_of_another_format_version_is_refused(tmp_path: Path) -> None:
         (lambda d: (d / "archive.json").write_text('{"format": "other"}'), "does not describe"),
         (lambda d: (d / "vocabularies" / "encoder.json").unlink(), "encoder.json is missing"),
         (lambda d: (d / "weights.safetensors").write_bytes(b"garbage"), "corrupt or was changed"),
+        (lambda d: edit_manifest(d, hidden_size=7), "weights .* do not fit its model config"),
+        (lambda d: edit_manifest(d, new_option=1), "does not fit this version"),
     ],
 )
 def test_damaged_model_directories_get_clear_errors(tmp_path: Path, damage, message) -> None:
