@@ -23,6 +23,7 @@ from ner.tagger.experiment import encode_split, load_splits
 from ner.tagger.features import ElmoFeatures
 from ner.tagger.model import TaggerModel
 from ner.tagger.predictions import evaluate_split
+from ner.train import cpu_threads
 
 logger = logging.getLogger(__name__)
 
@@ -95,8 +96,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-sentences", type=int, help="cap the split (quick checks)")
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--threads", default="auto", help="torch CPU threads (auto: half the cores)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    torch.set_num_threads(cpu_threads(args.threads))
     try:
         scores = evaluate_run(
             args.run_dir,

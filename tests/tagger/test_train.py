@@ -125,7 +125,7 @@ def test_run_writes_results_predictions_checkpoints_and_wandb(full_run):
         assert 0 <= results[split]["f1"] <= 100
     assert results["epochs_run"] == 4 and 1 <= results["best_epoch"] <= 4 and results["seed"] == 1
     assert results["test"]["f1"] > 50, "the template corpus is easy; the tagger must learn it"
-    assert set(results["per_type"] if "per_type" in results else results["test"]["per_type"]) == {
+    assert set(results["test"]["per_type"]) == {
         "LOC",
         "ORG",
         "PER",
