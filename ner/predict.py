@@ -238,7 +238,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--tag-scheme",
         choices=("iob1", "iob2", "bioes"),
-        help="scheme of the output tags (default: the model's; for scored CoNLL input: the gold's)",
+        help="scheme of the output tags (default: the training corpus's; for scored CoNLL input: "
+        "the gold's)",
     )
     p.add_argument("--encoding", default="utf-8", help="input encoding (default utf-8)")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")

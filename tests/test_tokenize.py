@@ -37,6 +37,8 @@ def words(text: str) -> list[str]:
         ),
         ("at 10:30 a.m. on Jan. 5", ["at", "10:30", "a.m.", "on", "Jan.", "5"]),
         ("J. Smith won No. 5", ["J.", "Smith", "won", "No.", "5"]),
+        ("U.S.-based Calif.-based", ["U.S.-based", "Calif.-based"]),
+        ("the '90s and ’80s", ["the", "'90s", "and", "’80s"]),
         ("No. He said no.", ["No", ".", "He", "said", "no", "."]),
         # numbers, currency, percent, dates
         (

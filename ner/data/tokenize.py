@@ -88,12 +88,13 @@ def _token_pattern() -> re.Pattern[str]:
         # URLs and e-mail addresses, without trailing punctuation.
         r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?'’)\]}]",
         r"[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)+",
-        # U.S. / a.m. / U.S.A. ; Mr. / Corp. ; "No. 5" ; a capital initial such as "J."
-        r"(?<!\w)(?:[^\W\d_]\.){2,}(?!\w)",
-        rf"(?<!\w)(?:{known})\.(?!\w)",
+        # U.S. / a.m. / U.S.-based ; Mr. / Corp. ; "No. 5" ; a capital initial such as "J."
+        r"(?<!\w)(?:[^\W\d_]\.){2,}(?:-\w+)*(?!\w)",
+        rf"(?<!\w)(?:{known})\.(?:-\w+)*(?!\w)",
         r"(?<!\w)Nos?\.(?=\s*\d)",
         r"(?<!\w)[A-Z]\.(?=\s+[A-Z])",
-        # A clitic written apart ("John 's", "do n't", as in pre-tokenized text).
+        # A decade ('90s); a clitic written apart ("John 's", "do n't": pre-tokenized text).
+        r"(?<!\w)['’]\d0s(?!\w)",
         r"(?<!\w)['’](?i:[sdm]|re|ve|ll)(?!\w)",
         # Words: word characters joined by - / & . ' ’ (inner only) or by , : between digits.
         rf"{word_char}+(?:(?:[-/&.'’]|(?<=\d)[,:](?=\d)){word_char}+)*",
