@@ -85,9 +85,9 @@ class TaggedText:
 
 
 @dataclass
-class _Tagged:
-    """Decoded tags of one sentence and its spans ((type, start, end) token indices) with
-    confidences."""
+class TaggedSentence:
+    """One token list's tags and entity spans: (type, start, end exclusive, confidence), in
+    token indices."""
 
     tags: list[str]
     spans: list[tuple[str, int, int, float]]
@@ -249,7 +249,7 @@ class Tagger:
 
     def tag_sentences(
         self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
-    ) -> list[_Tagged]:
+    ) -> list[TaggedSentence]:
         """Tags (in `tag_scheme`) and scored spans of token lists; long ones go in pieces."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
@@ -262,7 +262,7 @@ class Tagger:
                 pieces.append(list(sentence[start : start + self.max_length]))
                 owners.append(index)
         tagged = self._tag_pieces(pieces, batch_size)
-        merged = [_Tagged([], []) for _ in sentences]
+        merged = [TaggedSentence([], []) for _ in sentences]
         for owner, piece in zip(owners, tagged, strict=True):
             target, offset = merged[owner], len(merged[owner].tags)
             target.spans.extend((k, s + offset, e + offset, c) for k, s, e, c in piece.spans)
@@ -274,10 +274,10 @@ class Tagger:
         return merged
 
     @torch.inference_mode()
-    def _tag_pieces(self, pieces: list[list[str]], batch_size: int) -> list[_Tagged]:
+    def _tag_pieces(self, pieces: list[list[str]], batch_size: int) -> list[TaggedSentence]:
         """Decode sentences of at most `max_length` tokens, batched longest first."""
         order = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
-        results: list[_Tagged | None] = [None] * len(pieces)
+        results: list[TaggedSentence | None] = [None] * len(pieces)
         for first in range(0, len(order), batch_size):
             rows = order[first : first + batch_size]
             tokens = [pieces[i] for i in rows]
@@ -301,12 +301,12 @@ class Tagger:
 
     def _decode(
         self, posterior: CrfPosterior, paths: np.ndarray, lengths: list[int]
-    ) -> list[_Tagged]:
+    ) -> list[TaggedSentence]:
         """Tags, spans and span confidences of a decoded batch; paths: (B, T) tag ids."""
         tagged, spans = [], []
         for row, length in enumerate(lengths):
             tags = [self.model.tags[i] for i in paths[row, :length]]
-            tagged.append(_Tagged(tags, []))
+            tagged.append(TaggedSentence(tags, []))
             spans += [
                 (row, k, s, e) for k, s, e in tags_to_spans(tags, self.model_scheme, lenient=True)
             ]
