@@ -66,7 +66,7 @@ class StreamBatcher:
         positions = split.num_tokens + 2 * split.num_sentences
         self.stream_length = (positions - 1) // num_streams
         self.steps_per_epoch = self.stream_length // unroll_steps
-        if self.steps_per_epoch == 0:
+        if self.steps_per_epoch <= 0:
             raise CorpusError(
                 f"{positions} positions cannot fill one batch of {num_streams} streams × "
                 f"{unroll_steps} steps (+1): use more text or a smaller batch"

@@ -29,7 +29,7 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
 from ner.paths import data_dir
-from ner.pretrain.corpus import EncodedCorpus, encode_corpus
+from ner.pretrain.corpus import CorpusError, EncodedCorpus, encode_corpus
 from ner.pretrain.language_model import BidirectionalLM
 from ner.pretrain.streams import Batch, StreamBatcher
 from ner.pretrain.vocabulary import vocabulary_size, write_vocabulary
@@ -125,7 +125,13 @@ def heldout_batcher(corpus: EncodedCorpus, cfg: DictConfig) -> StreamBatcher:
     unroll = cfg.pretrain.eval_unroll_steps
     positions = corpus.heldout.num_tokens + 2 * corpus.heldout.num_sentences
     streams = max(1, min(cfg.pretrain.eval_batch_size, (positions - 1) // unroll))
-    return StreamBatcher(corpus.heldout, streams, unroll, shuffle=False)
+    try:
+        return StreamBatcher(corpus.heldout, streams, unroll, shuffle=False)
+    except CorpusError as error:
+        raise CorpusError(
+            f"held-out part ({corpus.heldout.num_sentences} sentences) too small: {error}; "
+            "raise corpus.heldout_per_mille or add text"
+        ) from None
 
 
 def perplexities(

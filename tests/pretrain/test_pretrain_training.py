@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from ner.pretrain.corpus import CorpusError
 from ner.pretrain.trainer import train
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,12 @@ def test_resume_continues_exactly(tiny_config, tmp_path: Path) -> None:
 def test_a_run_spans_epochs_with_fresh_streams(tiny_config, tmp_path: Path) -> None:
     metrics = train(tiny_config("pretrain.max_steps=60", "pretrain.batch_size=16"))
     assert 1 < metrics["epochs"] < 2 and metrics["steps"] == 60
+
+
+def test_too_small_heldout_part_fails_before_training(tiny_config, tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match=r"held-out part \(0 sentences\) too small"):
+        train(tiny_config("corpus.heldout_per_mille=0"))
+    assert not (tmp_path / "run" / "checkpoint.pt").exists()
 
 
 def test_checkpoint_of_other_data_is_refused(tiny_config, tmp_path: Path) -> None:
