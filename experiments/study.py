@@ -171,8 +171,14 @@ def publish(job: Job, runs_dir: Path, results_dir: Path, commit: bool) -> None:
     """Copy the run's results.json into ``<results_dir>/runs/``, rebuild the report there (and
     the table of experiments/RESULTS.md for the real results dir), commit when asked."""
     from ner.report import main as report
+    from ner.reporting.runs import BILM_SHA256, Run, bilm_weights_sha256
 
-    results = json.loads((run_dir(runs_dir, job) / "results.json").read_text())
+    directory = run_dir(runs_dir, job)
+    results = json.loads((directory / "results.json").read_text())
+    # The weights file of a preset can change (a retrained biLM): record which weights ran.
+    results[BILM_SHA256] = bilm_weights_sha256(
+        Run(directory, job.corpus, job.variant, job.seed, results)
+    )
     target = summary_path(results_dir, job)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(results, indent=1) + "\n")
@@ -223,7 +229,6 @@ def git_commit(message: str, paths: list[str], attempts: int = 20) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train the plan's unfinished jobs, `args.jobs` at a time, publishing each as it ends."""
-    check_elmo_preset(args.elmo)
     official = not args.set and args.runs_dir == RUNS_DIR
     results_dir = RESULTS if official else args.runs_dir / "results"
     commit = official and not args.no_commit
@@ -234,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
         if job_state(args.runs_dir, job) == "done" and not summary_path(results_dir, job).is_file():
             publish(job, args.runs_dir, results_dir, commit)
     queue = [j for j in jobs if job_state(args.runs_dir, j) != "done"]
+    if any(job.uses_elmo for job in queue):
+        check_elmo_preset(args.elmo)
     deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else math.inf
     running: dict[Job, subprocess.Popen] = {}
     failed: list[Job] = []
@@ -277,8 +284,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def check_elmo_preset(name: str) -> None:
-    if not (ROOT / "conf" / "elmo" / f"{name}.yaml").is_file():
-        sys.exit(f"study: no ELMo preset conf/elmo/{name}.yaml")
+    """Exit with a clear message when the preset or its local biLM files are missing (every
+    ELMo job would fail on them); URLs are left to the download code."""
+    from omegaconf import OmegaConf
+
+    import ner.train  # noqa: F401  (registers the ${project_root:} resolver)
+
+    path = ROOT / "conf" / "elmo" / f"{name}.yaml"
+    if not path.is_file():
+        sys.exit(f"study: no ELMo preset {path}")
+    preset = OmegaConf.load(path)
+    for key in ("options_file", "weight_file"):
+        value = str(preset[key])
+        if "://" not in value and not Path(value).is_file():
+            sys.exit(f"study: {path.name} {key} {value} does not exist (is the biLM shipped?)")
 
 
 def timing(args: argparse.Namespace) -> int:

@@ -200,6 +200,18 @@ def test_seeds_run_with_different_settings_are_flagged(study, tmp_path):
     )
 
 
+def test_seeds_run_with_different_bilm_weights_are_flagged(study, tmp_path):
+    for seed, digest in ((1, "aaa"), (2, "bbb")):
+        results_file = study / "elmo" / f"seed{seed}" / "results.json"
+        results = json.loads(results_file.read_text())
+        results_file.write_text(json.dumps({**results, "bilm_weights_sha256": digest}))
+    main([str(study), "--out", str(tmp_path / "r"), "--no-plots"])
+    [warning] = json.loads((tmp_path / "r" / "report.json").read_text())["warnings"]
+    assert warning == (
+        "conll2003/elmo_glove: seeds differ in bilm_weights_sha256 (seed 1: 'aaa', seed 2: 'bbb')"
+    )
+
+
 def test_variant_names_are_derived_when_the_config_has_none():
     assert variant_name(config(variant=None)) == "elmo_glove"
     assert variant_name(config(variant=None, elmo_mix_layers=[0, 1])) == "elmo_glove_layers01"

@@ -85,6 +85,25 @@ def test_layer_choices_build_the_intended_mix(variant, layers, weights):
     torch.testing.assert_close(model.elmo_mix(elmo, mask), model.elmo_mix(changed, mask))
 
 
+def test_a_second_elmo_job_waits_until_the_first_has_built_the_feature_cache(tmp_path):
+    first, second, chunking = (
+        study.Job("conll2003_elmo_glove", "conll2003", "elmo_glove", 1, True),
+        study.Job("conll2003_elmo", "conll2003", "elmo", 1, True),
+        study.Job("conll2000_elmo_glove", "conll2000", "elmo_glove", 1, True),
+    )
+    running = {first: None}  # the runner's {job: process}; only the keys are read
+    assert study.features_pending(tmp_path, second, running)
+    assert not study.features_pending(tmp_path, chunking, running)  # another corpus, another cache
+    checkpoint = study.run_dir(tmp_path, first) / "checkpoints" / "last.pt"
+    checkpoint.parent.mkdir(parents=True)
+    checkpoint.write_bytes(b"")  # an epoch has ended: the features exist
+    assert not study.features_pending(tmp_path, second, running)
+    assert (
+        study.job_state(tmp_path, first) == "partial"
+        and study.job_state(tmp_path, second) == "todo"
+    )
+
+
 def write_tiny_corpus(folder: Path) -> Path:
     """Column files of tests/tiny_tagger.py's sentences: train = all, dev and test = halves."""
     folder.mkdir(parents=True)
@@ -148,6 +167,7 @@ def test_the_runner_trains_publishes_and_then_skips_finished_jobs(tmp_path):
     summary = runs / "results" / "runs" / "conll2002_nl" / "words" / "seed1" / "results.json"
     results = json.loads(summary.read_text())
     assert results["config"]["data"]["name"] == "conll2002_nl" and results["epochs_run"] == 1
+    assert results.pop("bilm_weights_sha256") is None  # no biLM in this variant
     assert results == json.loads(
         (runs / "conll2002_nl" / "words" / "seed1" / "results.json").read_text()
     )

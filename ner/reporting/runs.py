@@ -15,6 +15,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.json"
+BILM_SHA256 = "bilm_weights_sha256"  # added to a run's results by experiments/study.py
 REQUIRED_KEYS = ("dev", "test", "seed", "best_epoch", "epochs_run", "history", "config")
 
 # Config entries that may differ between the seeds of one variant without making them different
@@ -124,9 +125,26 @@ def _ignored(key: str) -> bool:
     return any(key == name or key.startswith(name + ".") for name in IGNORED_SETTINGS)
 
 
+def bilm_weights_sha256(run: Run) -> str | None:
+    """The sha256 of the biLM weights a run used: recorded by the study runner, else read from
+    the run's model archive (``model/archive.json``); None without ELMo or without either."""
+    if run.results.get(BILM_SHA256):
+        return run.results[BILM_SHA256]
+    archive = run.directory / "model" / "archive.json"
+    try:
+        bilm = json.loads(archive.read_text(encoding="utf-8")).get("bilm") or {}
+    except (OSError, json.JSONDecodeError):
+        return None
+    return (bilm.get("weights") or {}).get("sha256")
+
+
 def differing_settings(runs: Sequence[Run]) -> dict[str, list[Any]]:
-    """Config entries whose values differ between `runs` (one value per run, in order)."""
-    flats = [flatten(run.results["config"]) for run in runs]
+    """Config entries whose values differ between `runs` (one value per run, in order), and the
+    biLM weights' sha256 (the same weights path may hold different weights over time)."""
+    flats = [
+        {**flatten(run.results["config"]), "bilm_weights_sha256": bilm_weights_sha256(run)}
+        for run in runs
+    ]
     keys = sorted({key for flat in flats for key in flat if not _ignored(key)})
     return {
         key: [flat.get(key) for flat in flats]
