@@ -11,7 +11,7 @@ Three state modes decide the LSTM state a sentence starts from (ELMO_SPEC ยง4, ย
   so a state that has read real text is the in-distribution starting point.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from ner.bilm.char_cnn import CharCNN
 from ner.bilm.char_ids import BOS_CHAR_IDS, EOS_CHAR_IDS, token_to_char_ids
 from ner.bilm.lstm import BACKWARD, FORWARD, LSTMState, ProjectedBiLSTM, reverse_padded
 from ner.bilm.options import BiLMOptions
-from ner.bilm.weights import read_weights, resolve, write_weights
+from ner.bilm.weights import count_parameters, read_weights, resolve, write_weights
 
 STATE_MODES = ("warm", "stateless", "stateful")
 MAX_TOKENS = 8192  # default padded-token budget of a sorted (warm/stateless) batch
@@ -92,10 +92,14 @@ class BiLM(nn.Module):
         """
         options = BiLMOptions.from_file(resolve(options_file, desc="ELMo options"))
         for key, value in (expected or {}).items():
-            if key != "parameters" and getattr(options, key) != value:
-                raise ValueError(
-                    f"{options_file}: {key} = {getattr(options, key)}, the preset expects {value}"
-                )
+            if key == "parameters":
+                actual = count_parameters(options)
+            elif hasattr(options, key):
+                actual = getattr(options, key)
+            else:
+                raise ValueError(f"{options_file}: unknown expected key {key!r}")
+            if actual != value:
+                raise ValueError(f"{options_file}: {key} = {actual}, the preset expects {value}")
         model = cls(options, state=state)
         model.load_tf_arrays(read_weights(resolve(weight_file, desc="ELMo weights"), options))
         return model
@@ -115,6 +119,15 @@ class BiLM(nn.Module):
         """Write options.json and weights.hdf5 (the layout AllenNLP and bilm-tf read)."""
         self.options.save(options_file)
         write_weights(weight_file, self.tf_arrays())
+
+    def _apply(
+        self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any
+    ) -> "BiLM":
+        """Moving or casting the module moves the carried state and recomputes the warm one."""
+        self._warm = None
+        if self._carried is not None:
+            self._carried = LSTMState(fn(self._carried.h), fn(self._carried.c))
+        return super()._apply(fn, *args, **kwargs)
 
     def reset_states(self) -> None:
         """Forget the carried state of `stateful` mode (the next batch starts from zeros)."""
@@ -182,7 +195,10 @@ class BiLM(nn.Module):
         self._carried = final
 
     def warm_state(self) -> LSTMState:
-        """The fixed `warm` starting state (1 row): the final state after reading WARMUP_TEXT."""
+        """The fixed `warm` starting state (1 row): the final state after reading WARMUP_TEXT.
+
+        Computed on first use and kept; `load_tf_arrays` (or moving the module) recomputes it.
+        """
         if self._warm is None:
             mode = self.state
             carried = self._carried

@@ -85,3 +85,18 @@ def test_gradients_flow_to_every_parameter(fixture_dir, sentences):
     layers.sum().backward()
     for name, parameter in model.named_parameters():
         assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+def test_casting_recomputes_the_warm_state_and_moves_the_carried_one(fixture_dir, sentences):
+    model = load(fixture_dir, "warm")
+    ids = batch_to_ids(sentences)
+    with torch.no_grad():
+        single = model(ids)[0]
+        model.double()
+        assert model.warm_state().h.dtype == torch.float64
+        torch.testing.assert_close(model(ids)[0].float(), single, atol=1e-5, rtol=0)
+        model.state = "stateful"
+        model(ids)
+        model.float()
+        assert model._carried is not None and model._carried.h.dtype == torch.float32
+        model(ids)  # continues from the cast state

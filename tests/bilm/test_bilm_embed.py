@@ -62,7 +62,11 @@ def test_streaming_in_small_chunks_gives_the_same_file(
 ):
     model = BiLM.from_files(fixture_dir / "options.json", fixture_dir / "lm_weights.hdf5", state)
     source = write_lines(tmp_path / "in.txt", sentences * 2)
-    outputs = []
+    outputs, calls = [], []
+    embed_sentences = model.embed_sentences
+    model.embed_sentences = lambda chunk, *a, **k: (
+        calls.append(len(chunk)) or embed_sentences(chunk, *a, **k)
+    )
     for chunk_lines in (3, 8192):
         model.reset_states()
         target = tmp_path / f"{chunk_lines}.hdf5"
@@ -72,6 +76,8 @@ def test_streaming_in_small_chunks_gives_the_same_file(
         assert written == 12
         with h5py.File(target, "r") as handle:
             outputs.append([handle[str(i)][...] for i in range(written)])
+    # Chunks of 3 lines (rounded to whole batches when stateful), then the whole file at once.
+    assert calls == ([3, 3, 3, 3] if state == "warm" else [2, 2, 2, 2, 2, 2]) + [12]
     for small, whole in zip(*outputs, strict=True):
         np.testing.assert_allclose(small, whole, atol=1e-6, rtol=0)
 

@@ -135,13 +135,19 @@ def test_unreadable_options_json_names_the_file(files):
         BiLM.from_files(options, weights)
 
 
-def test_expected_shapes_of_a_preset_are_checked(fixture_dir):
-    with pytest.raises(ValueError, match="projection_dim = 16, the preset expects 512"):
-        BiLM.from_files(
-            fixture_dir / "options.json",
-            fixture_dir / "lm_weights.hdf5",
-            expected={"projection_dim": 512},
-        )
+@pytest.mark.parametrize(
+    ("expected", "message"),
+    [
+        ({"projection_dim": 512}, "projection_dim = 16, the preset expects 512"),
+        ({"parameters": 13_593_296}, "parameters = 105120, the preset expects 13593296"),
+        ({"hidden": 64}, "unknown expected key 'hidden'"),
+    ],
+)
+def test_expected_shapes_of_a_preset_are_checked(fixture_dir, expected, message):
+    files = fixture_dir / "options.json", fixture_dir / "lm_weights.hdf5"
+    with pytest.raises(ValueError, match=message):
+        BiLM.from_files(*files, expected=expected)
+    BiLM.from_files(*files, expected={"parameters": 105_120, "output_dim": 32, "lstm_dim": 64})
 
 
 def test_loads_from_http_urls_once(fixture_dir, http_server, isolated_data_dir):
