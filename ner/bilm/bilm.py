@@ -177,6 +177,8 @@ class BiLM(nn.Module):
             return LSTMState(*(s.expand(-1, -1, batch, -1) for s in warm))
         if self._carried is None:
             return None
+        if self._carried.h.is_inference() and not torch.is_inference_mode_enabled():
+            self._carried = LSTMState(self._carried.h.clone(), self._carried.c.clone())
         carried = self.lstm.zero_state(batch)
         rows = min(batch, self._carried.h.shape[2])
         h = torch.cat([self._carried.h[:, :, :rows], carried.h[:, :, rows:]], dim=2)
@@ -203,8 +205,8 @@ class BiLM(nn.Module):
             mode = self.state
             carried = self._carried
             self._state, self._carried = "stateful", None
-            try:
-                with torch.no_grad():
+            try:  # plain tensors even when called under inference_mode: training may use them
+                with torch.inference_mode(False), torch.no_grad():
                     for line in WARMUP_TEXT.splitlines():
                         ids = torch.tensor([[token_to_char_ids(t) for t in line.split()]])
                         self(ids.to(self.char_cnn.char_embed.weight.device))

@@ -100,3 +100,12 @@ def test_casting_recomputes_the_warm_state_and_moves_the_carried_one(fixture_dir
         model.float()
         assert model._carried is not None and model._carried.h.dtype == torch.float32
         model(ids)  # continues from the cast state
+
+
+@pytest.mark.parametrize("state", ["warm", "stateful"])
+def test_states_made_under_inference_mode_can_be_used_for_training(fixture_dir, sentences, state):
+    model = load(fixture_dir, state)
+    model.embed_sentences(sentences)  # runs under torch.inference_mode
+    layers, _ = model(batch_to_ids(sentences))
+    layers.sum().backward()
+    assert model.lstm.layers[0].w_state.grad is not None
