@@ -301,15 +301,16 @@ def check_elmo_preset(name: str) -> None:
 
 
 def timing(args: argparse.Namespace) -> int:
-    """Time `--epochs` epochs of each measured variant on `--sentences` sentences per split and
-    extrapolate one full-corpus epoch (train + dev evaluation) and the ELMo cache build."""
+    """Time `--epochs` epochs of each `--variants` on `--sentences` sentences per split (0: the
+    whole corpus) and extrapolate one full-corpus epoch (train + dev evaluation) and the ELMo
+    cache build; the record goes to `--output`."""
     from omegaconf import OmegaConf
 
     from ner.data import load_corpus
 
     corpus = load_corpus("conll2003")
     full = {split: sum(map(len, corpus[split]["tokens"])) for split in corpus}
-    extra = [f"data.max_sentences={args.sentences}", f"trainer.max_epochs={args.epochs}"]
+    extra = [f"data.max_sentences={args.sentences or 'null'}", f"trainer.max_epochs={args.epochs}"]
     import ner.train  # noqa: F401  (registers the ${project_root:} resolver)
 
     elmo_preset = OmegaConf.load(ROOT / "conf" / "elmo" / f"{args.elmo}.yaml")
@@ -318,11 +319,8 @@ def timing(args: argparse.Namespace) -> int:
         extra += random_bilm(elmo_preset)
         bilm_note += " shape, random weights (the trained weights were not there yet)"
     measured = {}
-    for experiment, variant in (
-        ("conll2003_glove", "glove"),
-        ("conll2003_elmo_glove", "elmo_glove"),
-    ):
-        job = Job(experiment, "conll2003", variant, 1, variant != "glove")
+    for variant in args.variants:
+        job = Job(f"conll2003_{variant}", "conll2003", variant, 1, "elmo" in variant)
         directory = args.runs_dir.with_name(args.runs_dir.name + "-timing") / variant
         command = [sys.executable, "-m", "ner.train", *overrides(job, args.elmo, extra)]
         command.append(f"hydra.run.dir={directory}")
@@ -359,8 +357,8 @@ def timing(args: argparse.Namespace) -> int:
         "full_tokens": full,
         "variants": measured,
     }
-    TIMING_FILE.write_text(json.dumps(record, indent=1) + "\n")
-    log(f"written {TIMING_FILE}")
+    args.output.write_text(json.dumps(record, indent=1) + "\n")
+    log(f"written {args.output}")
     return 0
 
 
@@ -465,7 +463,9 @@ def main() -> int:
     parser.add_argument("--max-epochs", type=int, default=MAX_EPOCHS, help="per run")
     parser.add_argument("--patience", type=int, default=PATIENCE, help="early stopping")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between checks")
-    parser.add_argument("--sentences", type=int, default=2000, help="time: sentences per split")
+    parser.add_argument("--sentences", type=int, default=2000, help="time: per split; 0 = all")
+    parser.add_argument("--variants", nargs="+", default=["glove", "elmo_glove"], help="time")
+    parser.add_argument("--output", type=Path, default=TIMING_FILE, help="time: record file")
     parser.add_argument("--epochs", type=int, default=1, help="time: epochs")
     args = parser.parse_args()
     return {"run": run, "status": status, "commands": commands, "time": timing}[args.command](args)

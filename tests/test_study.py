@@ -104,6 +104,25 @@ def test_a_second_elmo_job_waits_until_the_first_has_built_the_feature_cache(tmp
     )
 
 
+@pytest.mark.parametrize(
+    ("launcher", "target", "setting"),
+    [
+        ("local", "joblib_launcher.JoblibLauncher", "n_jobs"),
+        ("slurm", "SlurmLauncher", "partition"),
+    ],
+)
+def test_launcher_configs_compose(launcher, target, setting):
+    with initialize_config_dir(config_dir=str(PROJECT_ROOT / "conf"), version_base="1.3"):
+        cfg = compose(
+            config_name="config",
+            overrides=[f"hydra/launcher={launcher}", "experiment=conll2003_glove"],
+            return_hydra_config=True,
+        )
+    assert cfg.hydra.launcher._target_.endswith(target) and setting in cfg.hydra.launcher
+    if launcher == "slurm":
+        assert cfg.hydra.launcher.timeout_min >= 60 and cfg.hydra.launcher.cpus_per_task == 2
+
+
 def write_tiny_corpus(folder: Path) -> Path:
     """Column files of tests/tiny_tagger.py's sentences: train = all, dev and test = halves."""
     folder.mkdir(parents=True)
