@@ -40,6 +40,8 @@ def build_report(
     if not runs:
         raise ReportError(f"no results.json under {', '.join(map(str, roots))}")
     summaries = [summarize(c, v, group) for (c, v), group in group_runs(runs).items()]
+    for summary in summaries:  # portable: relative to where the report is written
+        summary["runs"] = [Path(os.path.relpath(d, out)).as_posix() for d in summary["runs"]]
     warnings += settings_warnings(summaries)
     figures: dict[str, list[tuple[str, Path]]] = {}
     if plots:

@@ -106,6 +106,7 @@ def test_tables_give_mean_and_sample_std_over_seeds(study, tmp_path, capsys):
     ]
     glove = groups["conll2003", "glove"]
     assert glove["seeds"] == [1, 2, 3]
+    assert glove["runs"] == ["../runs/glove/0", "../runs/glove/1", "../runs/glove/2"]
     assert glove["test_f1"]["mean"] == pytest.approx(90.1666666)
     assert glove["test_f1"]["std"] == pytest.approx(statistics.stdev([89.0, 90.5, 91.0]))
     assert glove["dev_f1"]["mean"] == pytest.approx(94.0) and glove["dev_f1"][
@@ -281,3 +282,18 @@ def test_seeds_still_improving_at_their_last_epoch_are_flagged(study, tmp_path):
         "conll2003/glove: seed(s) 4 had their best dev F1 at the last epoch run"
         " (still improving when max_epochs stopped them)"
     ]
+
+
+def test_missing_optional_figures_are_left_out_not_nan(tmp_path):
+    for seed, strict in ((1, True), (2, False)):
+        folder = write_run(tmp_path / "runs" / str(seed), seed, 90.0, 88.0 + seed, config())
+        results = json.loads((folder / "results.json").read_text())
+        if not strict:
+            del results["test"]["strict"], results["time_seconds"]["total"]
+        (folder / "results.json").write_text(json.dumps(results))
+    main([str(tmp_path / "runs"), "--out", str(tmp_path / "r"), "--no-plots"])
+    text = (tmp_path / "r" / "report.json").read_text()
+    assert "NaN" not in text
+    [group] = json.loads(text)["groups"]
+    assert group["test_f1_strict"] == {"mean": 88.5, "std": None, "n": 1, "values": [88.5]}
+    assert group["minutes"]["n"] == 1 and group["test_f1"]["n"] == 2

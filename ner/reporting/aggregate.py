@@ -1,7 +1,6 @@
 """Seed statistics per (corpus, variant): mean ± sample std of dev/test F1, per-type test F1,
 epochs, time and ELMo mix weights, as JSON-ready dicts and Markdown tables."""
 
-import math
 import statistics
 from collections.abc import Sequence
 from typing import Any
@@ -9,9 +8,10 @@ from typing import Any
 from ner.reporting.runs import Run, differing_settings
 
 
-def stats(values: Sequence[float]) -> dict[str, Any]:
-    """``{"mean", "std", "n", "values"}``; std is the sample std (ddof 1), None for one value."""
-    values = [float(v) for v in values]
+def stats(values: Sequence[float | None]) -> dict[str, Any]:
+    """``{"mean", "std", "n", "values"}`` of the values that are not None; std is the sample
+    std (ddof 1), None for fewer than two values."""
+    values = [float(v) for v in values if v is not None]
     return {
         "mean": statistics.fmean(values) if values else None,
         "std": statistics.stdev(values) if len(values) > 1 else None,
@@ -46,6 +46,7 @@ def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
         for name in types
     }
     times = [run.results.get("time_seconds", {}).get("total") for run in runs]
+    strict = [run.results["test"].get("strict", {}).get("f1") for run in runs]
     return {
         "corpus": corpus,
         "variant": variant,
@@ -53,15 +54,13 @@ def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
         "runs": [str(run.directory) for run in runs],
         "dev_f1": stats([run.results["dev"]["f1"] for run in runs]),
         "test_f1": stats([run.results["test"]["f1"] for run in runs]),
-        "test_f1_strict": stats(
-            [run.results["test"].get("strict", {}).get("f1", math.nan) for run in runs]
-        ),
+        "test_f1_strict": stats(strict),
         "per_type_test_f1": per_type,
         "best_epoch": stats([run.results["best_epoch"] for run in runs]),
         "epochs_run": stats([run.results["epochs_run"] for run in runs]),
-        "minutes": stats([t / 60 for t in times if t is not None]),
+        "minutes": stats([None if t is None else t / 60 for t in times]),
         "train_tokens_per_second": stats(
-            [run.results.get("train_tokens_per_second", math.nan) for run in runs]
+            [run.results.get("train_tokens_per_second") for run in runs]
         ),
         "mix": _mix(runs),
         "dev_f1_per_epoch": [[h["dev/f1"] for h in run.results["history"]] for run in runs],
@@ -94,9 +93,9 @@ def study_json(summaries: Sequence[dict[str, Any]], corpus: str) -> dict[str, An
 
 def format_stats(entry: dict[str, Any], digits: int = 2) -> str:
     """``mean ± std`` (only the mean for one value, ``–`` for none)."""
-    if entry["mean"] is None or math.isnan(entry["mean"]):
+    if entry["mean"] is None:
         return "–"
-    if entry["std"] is None or math.isnan(entry["std"]):
+    if entry["std"] is None:
         return f"{entry['mean']:.{digits}f}"
     return f"{entry['mean']:.{digits}f} ± {entry['std']:.{digits}f}"
 
