@@ -1,6 +1,7 @@
 """Fixtures for the biLM tests: AllenNLP's tiny ELMo and small random biLMs whose clips fire."""
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import torch
 from ner.bilm.bilm import BiLM
 from ner.bilm.options import BiLMOptions
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "elmo"
+SHARED = Path(os.environ.get("NER_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared")
+FIXTURE = SHARED / "fixtures" / "elmo"  # AllenNLP's test_fixtures/elmo
 
 SMALL_OPTIONS = {
     "lstm": {
