@@ -151,6 +151,19 @@ def perplexities(
     return {"forward": forward, "backward": backward, "heldout_positions": count}
 
 
+def reset_rows(
+    state: LSTMState, probability: float, generator: torch.Generator, streams: int, rows: slice
+) -> LSTMState:
+    """Zero the state of each of the `streams` streams with `probability` (drawn for all of them, so
+    every process agrees; this one keeps `rows`): the biLM must also work from a zero state, which
+    is where it starts at inference."""
+    if not probability:
+        return state
+    keep = torch.rand(streams, generator=generator)[rows] >= probability
+    keep = keep.to(state.h.device)[None, None, :, None]  # (1, 1, B, 1)
+    return LSTMState(state.h * keep, state.c * keep)
+
+
 def train_step(
     model: torch.nn.Module,
     batch: Batch,
@@ -280,6 +293,9 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
         for batch in batcher.batches(position["epoch"], position["epoch_step"], rows):
             generator = torch.Generator().manual_seed(settings.seed * 1_000_003 + position["step"])
             negatives = model.softmax.sampler.sample(settings.n_negative_samples, generator)
+            state = reset_rows(
+                state, settings.state_reset_probability, generator, settings.batch_size, rows
+            )
             forward_loss, backward_loss, grad_norm, state = train_step(
                 run, batch, state, negatives.to(env.device), optimizer, settings.clip_norm
             )

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from ner.bilm.lstm import LSTMState
 from ner.pretrain.corpus import CorpusError
-from ner.pretrain.trainer import train
+from ner.pretrain.trainer import reset_rows, train
 
 REPO = Path(__file__).resolve().parents[2]
 EXACT = ["pretrain.dropout=0", "pretrain.lr_schedule=constant"]  # no randomness outside the seed
@@ -104,3 +105,14 @@ def test_a_killed_run_loses_at_most_one_checkpoint_interval(
     assert logged - 1 <= saved <= logged + 1  # at most the step in flight is lost
     train(tiny_config(*overrides, f"pretrain.max_steps={saved + 2}", output_dir=run))
     assert max(losses(run)) == saved + 2
+
+
+def test_state_resets_are_drawn_for_all_streams_and_agree_across_processes() -> None:
+    state = LSTMState(torch.ones(2, 2, 8, 3), torch.ones(2, 2, 8, 5))
+    draw = lambda: torch.Generator().manual_seed(11)  # noqa: E731  (the same per-step generator)
+    full = reset_rows(state, 0.5, draw(), 8, slice(0, 8))
+    reset = full.h[0, 0, :, 0] == 0
+    assert 0 < reset.sum() < 8 and torch.equal(full.c[1, 1, :, 0] == 0, reset)
+    half = reset_rows(LSTMState(state.h[:, :, 4:], state.c[:, :, 4:]), 0.5, draw(), 8, slice(4, 8))
+    assert torch.equal(half.h, full.h[:, :, 4:]) and torch.equal(half.c, full.c[:, :, 4:])
+    assert reset_rows(state, 0.0, draw(), 8, slice(0, 8)) is state
