@@ -92,7 +92,7 @@ each corpus before commercial use of this model.
 | tokens seen | {metrics["tokens_seen"]:,} positions per direction ({metrics["epochs"]:.2f} epochs) |
 | loss | sampled softmax, {settings["n_negative_samples"]} log-uniform negatives per batch; final training loss {log[-1]["loss"]:.2f} |
 | optimizer | {settings["optimizer"]["name"]} lr {settings["optimizer"]["lr"]}, {settings["warmup_steps"]} warm-up steps, {settings["lr_schedule"]} schedule, grad-norm clip {settings["clip_norm"]}, dropout {settings["dropout"]}, seed {settings["seed"]} |
-| stages | steps 1–1500: LSTM state carried through every stream (bilm-tf); steps 1501–{metrics["steps"]}: each stream restarts from a zero state with probability {settings["state_reset_probability"]} per batch, so the model also works from the zero state inference starts from (after stage 1, held-out perplexity from a zero state was 1386 / 2165, from the mean carried state 228 / 239) |
+| stages | steps 1–1500: LSTM state carried through every stream (bilm-tf); steps 1501–{metrics["steps"]}: lr decaying linearly from 2.5e-4 to 0, and each stream restarts from a zero state with probability {settings["state_reset_probability"]} per batch, so the model also works from the zero state inference starts from (after stage 1, held-out perplexity from a zero state was 1386 / 2165, from the mean carried state 228 / 239) |
 | time | {hours:.2f} h of training on 1 CPU thread (a 2-core machine shared with other jobs; {min(rates):.0f}–{max(rates):.0f} positions/s) |
 
 Exact command (from the repository root; `experiments/pretrain_shipped.sh` runs it):
