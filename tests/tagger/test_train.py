@@ -268,7 +268,9 @@ def test_experiments_compose(experiment):
     assert (cfg.embeddings.elmo is None) == (experiment == "conll2003_glove")
     assert cfg.trainer.optimizer._target_ == "torch.optim.Adam" and cfg.trainer.max_epochs == 75
     elmo = OmegaConf.to_container(cfg.elmo, resolve=True)
-    assert Path(elmo["options_file"]).name == "options.json"
+    # The default biLM is the shipped one: package data, no download.
+    assert elmo["name"] == "small_news"
+    assert Path(elmo["options_file"]).is_file() and Path(elmo["weight_file"]).is_file()
 
 
 def test_overrides_named_in_the_docs_exist():
