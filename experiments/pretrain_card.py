@@ -20,8 +20,7 @@ from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
 COMMAND = (
     "export NER_NLTK_DATA_URL=../shared/mirror/nltk_data "
     "NER_REUTERS_URL=../shared/mirror/reuters21578/reuters21578.tar.gz\n"
-    ".venv/bin/python -m ner.pretrain pretrain.output_dir={run} pretrain.threads=1 "
-    "pretrain.max_minutes=80\n"
+    ".venv/bin/python -m ner.pretrain pretrain.output_dir={run} pretrain.threads=1\n"
     ".venv/bin/python -m ner.pretrain pretrain.output_dir={run} pretrain.threads=1 "
     "pretrain.max_steps=1700 pretrain.state_reset_probability=0.1"
 )
