@@ -88,10 +88,15 @@ class BiLM(nn.Module):
         """Load options.json + weights.hdf5 (local paths or http(s) URLs, downloaded once).
 
         `expected` (e.g. a preset's `expected` block: output_dim, lstm_dim, ...) is checked against
-        the options so a wrong file fails early with a clear message.
+        the options so a wrong file fails early with a clear message. When it names the
+        `options_file` it describes and that is not the file given (the user overrode a preset's
+        files, e.g. `elmo.options_file=...`), the shapes are not checked.
         """
         options = BiLMOptions.from_file(resolve(options_file, desc="ELMo options"))
-        for key, value in (expected or {}).items():
+        expected = dict(expected or {})
+        if expected.pop("options_file", str(options_file)) != str(options_file):
+            expected = {}
+        for key, value in expected.items():
             if key == "parameters":
                 actual = count_parameters(options)
             elif hasattr(options, key):

@@ -39,8 +39,12 @@ class ElmoFeatures:
         device: torch.device | None = None,
         progress: bool = True,
     ) -> None:
-        self.options_path = resolve(elmo_config["options_file"], desc="ELMo options")
-        self.weight_path = resolve(elmo_config["weight_file"], desc="ELMo weights")
+        self.options_file, self.weight_file = (
+            elmo_config["options_file"],
+            elmo_config["weight_file"],
+        )
+        self.options_path = resolve(self.options_file, desc="ELMo options")
+        self.weight_path = resolve(self.weight_file, desc="ELMo weights")
         self.state = elmo_config.get("state", "warm")
         self.batch_size = int(elmo_config.get("batch_size", 32))
         self.expected = elmo_config.get("expected")
@@ -55,7 +59,7 @@ class ElmoFeatures:
         """The frozen biLM, loaded on first use."""
         if self._bilm is None:
             self._bilm = BiLM.from_files(
-                self.options_path, self.weight_path, state=self.state, expected=self.expected
+                self.options_file, self.weight_file, state=self.state, expected=self.expected
             )
             self._bilm.requires_grad_(False).eval().to(self.device)
         return self._bilm

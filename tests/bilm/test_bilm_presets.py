@@ -39,7 +39,9 @@ def test_published_presets_resolve_to_urls_and_shapes(name):
     options = BiLMOptions.from_dict(elmo["options"], source=name)
     assert count_parameters(options) == parameters == elmo["expected"]["parameters"]
     assert options.output_dim == output_dim
-    for key, value in elmo["expected"].items():
+    shapes = dict(elmo["expected"])
+    assert shapes.pop("options_file") == elmo["options_file"]
+    for key, value in shapes.items():
         actual = count_parameters(options) if key == "parameters" else getattr(options, key)
         assert actual == value, key
 
@@ -55,3 +57,22 @@ def test_fixture_preset_loads_and_overrides_work():
             overrides=["elmo=small", "elmo.options_file=/x/o.json", "elmo.weight_file=/x/w.hdf5"],
         )
     assert (cfg.elmo.options_file, cfg.elmo.weight_file) == ("/x/o.json", "/x/w.hdf5")
+
+
+def test_preset_shapes_apply_to_its_own_files_only():
+    """`elmo.options_file=...` points a preset elsewhere: its expected shapes no longer apply."""
+    fixture = preset("fixture")
+    wrong_file = {**preset("small")["expected"], "options_file": fixture["options_file"]}
+    with pytest.raises(ValueError, match="the preset expects"):
+        BiLM.from_files(fixture["options_file"], fixture["weight_file"], expected=wrong_file)
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(
+            config_name="config",
+            overrides=[
+                f"elmo.options_file={fixture['options_file']}",
+                f"elmo.weight_file={fixture['weight_file']}",
+            ],
+        )
+    elmo = OmegaConf.to_container(cfg.elmo, resolve=True)
+    model = BiLM.from_files(elmo["options_file"], elmo["weight_file"], expected=elmo["expected"])
+    assert model.output_dim == 32
