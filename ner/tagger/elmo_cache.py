@@ -23,20 +23,11 @@ import torch
 from tqdm import tqdm
 
 from ner.bilm.char_ids import batch_to_ids
+from ner.downloads import sha256_file
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2
-_CHUNK = 1 << 24
-
-
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file, read in 16 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def corpus_fingerprint(sentences: Sequence[Sequence[str]]) -> str:
@@ -96,7 +87,7 @@ class ElmoFeatureCache:
             )
         if len(self.offsets) != self.meta["num_sentences"] + 1 or self.offsets[-1] != num_tokens:
             raise CacheError(f"{self.directory}: offsets.npy does not match meta.json")
-        if verify and (actual := file_sha256(layers_path)) != self.meta["sha256"]:
+        if verify and (actual := sha256_file(layers_path)) != self.meta["sha256"]:
             raise CacheError(
                 f"{layers_path}: sha256 {actual} differs from the recorded {self.meta['sha256']}"
             )
@@ -181,7 +172,7 @@ def _write_entry(
         "key": key,
         "shape": list(shape),
         "num_sentences": len(sentences),
-        "sha256": file_sha256(layers_path),
+        "sha256": sha256_file(layers_path),
     }
     meta_path = directory / "meta.json"
     meta_path.write_text(json.dumps(meta, indent=1))

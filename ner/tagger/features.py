@@ -12,8 +12,9 @@ import torch
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.weights import resolve
+from ner.downloads import sha256_file
 from ner.paths import data_dir
-from ner.tagger.elmo_cache import cache_key, corpus_fingerprint, file_sha256, open_or_build
+from ner.tagger.elmo_cache import cache_key, corpus_fingerprint, open_or_build
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class ElmoFeatures:
             return lambda indices: self.live([sentences[i] for i in indices])
         started = time.perf_counter()
         if self._weights_sha256 is None:
-            self._weights_sha256 = file_sha256(Path(self.weight_path))
+            self._weights_sha256 = sha256_file(Path(self.weight_path))
         key = cache_key(
             weights_sha256=self._weights_sha256,
             options=json.loads(Path(self.options_path).read_text()),

@@ -9,11 +9,11 @@ import torch
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
+from ner.downloads import sha256_file
 from ner.tagger.elmo_cache import (
     _chunks,
     cache_key,
     corpus_fingerprint,
-    file_sha256,
     key_digest,
     open_or_build,
 )
@@ -36,7 +36,7 @@ def bilm() -> BiLM:
 
 def key_for(sentences, state="warm") -> dict:
     return cache_key(
-        weights_sha256=file_sha256(FIXTURE / "lm_weights.hdf5"),
+        weights_sha256=sha256_file(FIXTURE / "lm_weights.hdf5"),
         options=json.loads((FIXTURE / "options.json").read_text()),
         state=state,
         batch_size=2,
