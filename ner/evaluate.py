@@ -23,7 +23,7 @@ from ner.tagger.experiment import encode_split, load_splits
 from ner.tagger.features import ElmoFeatures
 from ner.tagger.model import TaggerModel
 from ner.tagger.predictions import evaluate_split
-from ner.train import cpu_threads
+from ner.threads import cpu_threads
 
 logger = logging.getLogger(__name__)
 

@@ -22,13 +22,14 @@ Text input is read and written in chunks of ``--chunk-lines`` lines, so it strea
 import argparse
 import contextlib
 import json
-import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import IO, Any
+
+from ner.threads import cpu_threads
 
 FORMATS = ("jsonl", "conll")
 INPUT_FORMATS = ("text", "tokens", "conll")
@@ -246,7 +247,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--threads",
         type=int,
-        default=max(1, min(4, (os.cpu_count() or 2) // 2)),
+        default=cpu_threads("auto"),
         help="torch CPU threads (default: half the cores, 1 to 4; as ner-train's auto: on a busy "
         "machine oversubscribed OpenMP threads spin, and 2 threads ran 7x slower than 1 here)",
     )

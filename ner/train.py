@@ -7,7 +7,6 @@ Writes into the Hydra run dir: ``config.yaml`` (resolved), ``checkpoints/{best,l
 
 import json
 import logging
-import os
 import random
 import subprocess
 import time
@@ -32,6 +31,7 @@ from ner.tagger.loggers import NullLogger
 from ner.tagger.model import TaggerModel
 from ner.tagger.predictions import evaluate_split
 from ner.tagger.trainer import Trainer
+from ner.threads import cpu_threads
 
 logger = logging.getLogger(__name__)
 
@@ -73,14 +73,6 @@ def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
-
-
-def cpu_threads(setting: int | str | None) -> int:
-    """torch CPU threads: a number, or ``auto`` = half the cores, 1 to 4. Oversubscribed OpenMP
-    threads spin: on a busy 2-core machine 2 threads trained 17× slower than 1 (README)."""
-    if setting in (None, "auto"):
-        return max(1, min(4, (os.cpu_count() or 2) // 2))
-    return int(setting)
 
 
 def glove_rows(encoder: Encoder, glove_config: dict[str, Any], seed: int) -> torch.Tensor:
