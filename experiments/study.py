@@ -117,13 +117,20 @@ def run_dir(runs_dir: Path, job: Job) -> Path:
 
 
 def job_state(runs_dir: Path, job: Job) -> str:
-    """``done`` (results.json), ``partial`` (a checkpoint to resume) or ``todo``."""
+    """``done`` (results.json), ``published`` (no run dir here, but its summary is committed in
+    experiments/results/runs/: it ran on an earlier machine), ``partial`` (a checkpoint to
+    resume) or ``todo``."""
     directory = run_dir(runs_dir, job)
     if (directory / "results.json").is_file():
         return "done"
+    if runs_dir == RUNS_DIR and summary_path(RESULTS, job).is_file():
+        return "published"
     if (directory / "checkpoints" / "last.pt").is_file():
         return "partial"
     return "todo"
+
+
+FINISHED = ("done", "published")
 
 
 def log(message: str) -> None:
@@ -238,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     for job in jobs:  # finished before a previous session could publish them
         if job_state(args.runs_dir, job) == "done" and not summary_path(results_dir, job).is_file():
             publish(job, args.runs_dir, results_dir, commit)
-    queue = [j for j in jobs if job_state(args.runs_dir, j) != "done"]
+    queue = [j for j in jobs if job_state(args.runs_dir, j) not in FINISHED]
     if any(job.uses_elmo for job in queue):
         check_elmo_preset(args.elmo)
     deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else math.inf
@@ -410,7 +417,7 @@ def budget_lines(runs_dir: Path, epochs: int) -> list[str]:
         minutes = 0.0
         for job in jobs:
             rate = measured["elmo_glove" if job.uses_elmo else "glove"]
-            if job_state(runs_dir, job) != "done":
+            if job_state(runs_dir, job) not in FINISHED:
                 minutes += epochs * rate["full_epoch_minutes"]
         caches = {j.corpus for j in jobs if j.uses_elmo and job_state(runs_dir, j) == "todo"}
         minutes += len(caches) * measured["elmo_glove"]["elmo_cache_minutes_full"]
@@ -426,8 +433,10 @@ def status(args: argparse.Namespace) -> int:
     for job in plan():
         state = job_state(args.runs_dir, job)
         detail = ""
-        if state == "done":
-            results = json.loads((run_dir(args.runs_dir, job) / "results.json").read_text())
+        if state in FINISHED:
+            folder = run_dir(args.runs_dir, job)
+            path = folder / "results.json" if state == "done" else summary_path(RESULTS, job)
+            results = json.loads(path.read_text())
             detail = f"test F1 {results['test']['f1']:.2f}, {results['epochs_run']} epochs"
         print(f"{state:8} {job.name:40} {detail}")
     print("\n".join(budget_lines(args.runs_dir, args.max_epochs)))

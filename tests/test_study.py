@@ -104,6 +104,21 @@ def test_a_second_elmo_job_waits_until_the_first_has_built_the_feature_cache(tmp
     )
 
 
+def test_a_run_committed_by_an_earlier_machine_is_not_run_again(tmp_path, monkeypatch):
+    runs, results = tmp_path / "outputs", tmp_path / "results"
+    monkeypatch.setattr(study, "RUNS_DIR", runs)
+    monkeypatch.setattr(study, "RESULTS", results)
+    job = study.Job("conll2003_glove", "conll2003", "glove", 1, False)
+    assert study.job_state(runs, job) == "todo"
+    study.summary_path(results, job).parent.mkdir(parents=True)
+    study.summary_path(results, job).write_text("{}")
+    assert study.job_state(runs, job) == "published"  # outputs/ is gone, the summary is not
+    assert study.job_state(tmp_path / "elsewhere", job) == "todo"  # --runs-dir: its own runs
+    (study.run_dir(runs, job)).mkdir(parents=True)
+    (study.run_dir(runs, job) / "results.json").write_text("{}")
+    assert study.job_state(runs, job) == "done"
+
+
 @pytest.mark.parametrize(
     ("launcher", "target", "setting"),
     [
