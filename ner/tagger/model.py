@@ -11,10 +11,10 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ner.bilm.scalar_mix import ScalarMix
 from ner.tagger.batch import TaggerBatch
+from ner.tagger.bilstm import BiLSTM
 from ner.tagger.char_encoder import CharCnnEncoder
 from ner.tagger.constraints import allowed_transitions
 from ner.tagger.crf import ConstrainedCRF
@@ -86,14 +86,7 @@ class TaggerModel(nn.Module):
             raise ValueError("the tagger needs at least one input: words, chars or ELMo")
         self.input_dim = input_dim
         self.dropout = nn.Dropout(dropout)
-        self.encoder = nn.LSTM(
-            input_dim,
-            hidden_size,
-            num_layers=num_layers,
-            bidirectional=True,
-            batch_first=True,
-            dropout=lstm_dropout if num_layers > 1 else 0.0,
-        )
+        self.encoder = BiLSTM(input_dim, hidden_size, num_layers, lstm_dropout)
         self.projection = nn.Linear(2 * hidden_size, len(self.tags))
         masks = allowed_transitions(tag_scheme, self.tags) if constrain_decoding else None
         self.crf = ConstrainedCRF(len(self.tags), masks)
@@ -114,12 +107,8 @@ class TaggerModel(nn.Module):
 
     def emissions(self, batch: TaggerBatch) -> torch.Tensor:
         """Per-token tag scores (B, T, K) before the CRF."""
-        features = self.features(batch)
-        lengths = batch.mask.sum(1).cpu()
-        packed = pack_padded_sequence(features, lengths, batch_first=True, enforce_sorted=False)
-        encoded, _ = self.encoder(packed)
-        # (B, T, 2H), zeros at padding
-        encoded, _ = pad_packed_sequence(encoded, batch_first=True, total_length=features.size(1))
+        # encoded: (B, T, 2H), zeros at padding
+        encoded = self.encoder(self.features(batch), batch.mask)
         return self.projection(self.dropout(encoded))
 
     def forward(self, batch: TaggerBatch) -> dict[str, torch.Tensor]:
