@@ -39,17 +39,21 @@ class CharCNN(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """char_ids (..., 50) shifted ids → token vectors (..., P)."""
         leading = char_ids.shape[:-1]
-        flat = char_ids.reshape(-1, MAX_CHARACTERS_PER_TOKEN)  # (N, 50)
-        flat = flat[:, : self._useful_width(flat)]  # (N, W) with W <= 50, same max-pool results
-        embedded = self.char_embed(flat).transpose(1, 2)  # (N, C, W)
+        # Each distinct token (and the padding slot) is encoded once: about half the tokens of a
+        # batch of sentences repeat one. flat: (U, 50); inverse: (N,) each token's row in flat.
+        flat, inverse = torch.unique(
+            char_ids.reshape(-1, MAX_CHARACTERS_PER_TOKEN), dim=0, return_inverse=True
+        )
+        flat = flat[:, : self._useful_width(flat)]  # (U, W) with W <= 50, same max-pool results
+        embedded = self.char_embed(flat).transpose(1, 2)  # (U, C, W)
         pooled = [self._activation(conv(embedded).amax(dim=-1)) for conv in self.convs]
-        hidden = torch.cat(pooled, dim=-1)  # (N, F)
+        hidden = torch.cat(pooled, dim=-1)  # (U, F)
         num_filters = hidden.shape[-1]
         for highway in self.highways:
-            both = highway(hidden)  # (N, 2F)
+            both = highway(hidden)  # (U, 2F)
             gate = torch.sigmoid(both[:, num_filters:])
             hidden = gate * torch.relu(both[:, :num_filters]) + (1 - gate) * hidden
-        return self.projection(hidden).reshape(*leading, -1)  # (..., P)
+        return self.projection(hidden)[inverse].reshape(*leading, -1)  # (..., P)
 
     def _useful_width(self, flat: torch.Tensor) -> int:
         """Character positions needed for an exact max-pool over the batch.
