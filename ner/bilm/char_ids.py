@@ -7,6 +7,7 @@ all shifted by +1 so that an all-zero row means "no token" (sentence padding).
 from collections.abc import Sequence
 from functools import lru_cache
 
+import numpy as np
 import torch
 
 MAX_CHARACTERS_PER_TOKEN = 50
@@ -52,8 +53,8 @@ def batch_to_ids(sentences: Sequence[Sequence[str]]) -> torch.LongTensor:
     Returns (B, T, 50), T the longest sentence; boundaries are NOT included (the biLM adds them).
     """
     longest = max((len(sentence) for sentence in sentences), default=0)
-    ids = torch.zeros(len(sentences), longest, MAX_CHARACTERS_PER_TOKEN, dtype=torch.long)
+    ids = np.zeros((len(sentences), longest, MAX_CHARACTERS_PER_TOKEN), dtype=np.int64)
     for row, sentence in enumerate(sentences):
         if sentence:
-            ids[row, : len(sentence)] = torch.tensor([token_to_char_ids(t) for t in sentence])
-    return ids
+            ids[row, : len(sentence)] = [token_to_char_ids(t) for t in sentence]
+    return torch.from_numpy(ids)

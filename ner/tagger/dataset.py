@@ -179,18 +179,24 @@ def collate(
     """Pad examples into a `TaggerBatch`; `elmo(indices)` supplies (B, L, T, D) layers."""
     length = max(len(e.words) for e in examples)
     max_chars = max((len(c) for e in examples for c in e.chars), default=1)
-    words = torch.zeros(len(examples), length, dtype=torch.long)
-    chars = torch.zeros(len(examples), length, max(max_chars, 1), dtype=torch.long)
-    mask = torch.zeros(len(examples), length, dtype=torch.bool)
+    words = np.zeros((len(examples), length), dtype=np.int64)
+    chars = np.zeros((len(examples), length, max(max_chars, 1)), dtype=np.int64)
+    mask = np.zeros((len(examples), length), dtype=bool)
     has_tags = all(e.tags is not None for e in examples)
-    tags = torch.zeros(len(examples), length, dtype=torch.long) if has_tags else None
+    tags = np.zeros((len(examples), length), dtype=np.int64) if has_tags else None
     for row, example in enumerate(examples):
         n = len(example.words)
-        words[row, :n] = torch.tensor(example.words)
+        words[row, :n] = example.words
         mask[row, :n] = True
         for position, ids in enumerate(example.chars):
-            chars[row, position, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            chars[row, position, : len(ids)] = ids
         if tags is not None:
-            tags[row, :n] = torch.tensor(example.tags)
+            tags[row, :n] = example.tags
     layers = elmo([e.index for e in examples]) if elmo is not None else None
-    return TaggerBatch(mask=mask, words=words, chars=chars, elmo=layers, tags=tags)
+    return TaggerBatch(
+        mask=torch.from_numpy(mask),
+        words=torch.from_numpy(words),
+        chars=torch.from_numpy(chars),
+        elmo=layers,
+        tags=None if tags is None else torch.from_numpy(tags),
+    )
