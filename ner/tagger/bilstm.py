@@ -11,13 +11,7 @@ so padding stays at the end and every sentence starts from a zero state, exactly
 import torch
 from torch import nn
 
-
-def reverse_within_lengths(lengths: torch.Tensor, length: int) -> torch.Tensor:
-    """Gather indices (B, T) that reverse each row's first `lengths[b]` steps and keep the
-    padding in place; applying them twice gives back the input."""
-    steps = torch.arange(length, device=lengths.device).expand(len(lengths), length)
-    reversed_steps = lengths.unsqueeze(1) - 1 - steps
-    return torch.where(reversed_steps >= 0, reversed_steps, steps)
+from ner.bilm.lstm import reverse_padded
 
 
 class BiLSTM(nn.LSTM):
@@ -54,16 +48,14 @@ class BiLSTM(nn.LSTM):
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         """inputs: (B, T, input_size); mask: (B, T) bool, right-padded → (B, T, 2H)."""
-        length = inputs.size(1)
-        # reverse: (B, T, 1) gather indices that flip each sentence within its length
-        reverse = reverse_within_lengths(mask.sum(1), length).unsqueeze(2)
+        lengths = mask.sum(1)
         outputs = inputs
         for layer in range(self.num_layers):
             if layer > 0:
                 outputs = nn.functional.dropout(outputs, self.dropout, self.training)
             forward = self._run(outputs, self._direction(layer, ""))
-            flipped = outputs.gather(1, reverse.expand(-1, -1, outputs.size(2)))
+            # The backward direction reads each sentence reversed within its length.
+            flipped = reverse_padded(outputs, lengths)
             backward = self._run(flipped, self._direction(layer, "_reverse"))
-            backward = backward.gather(1, reverse.expand(-1, -1, self.hidden_size))
-            outputs = torch.cat([forward, backward], dim=2)
+            outputs = torch.cat([forward, reverse_padded(backward, lengths)], dim=2)
         return outputs * mask.unsqueeze(2)

@@ -4,14 +4,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ner.tagger.bilstm import BiLSTM, reverse_within_lengths
-
-
-def test_reverse_within_lengths_flips_each_row_and_keeps_padding_in_place():
-    index = reverse_within_lengths(torch.tensor([3, 1, 4]), 4)
-    assert index.tolist() == [[2, 1, 0, 3], [0, 1, 2, 3], [3, 2, 1, 0]]
-    values = torch.arange(12).view(3, 4)
-    assert torch.equal(values.gather(1, index).gather(1, index), values)
+from ner.tagger.bilstm import BiLSTM
 
 
 @pytest.mark.parametrize("num_layers", [1, 2])
