@@ -201,6 +201,14 @@ def test_seeds_run_with_different_settings_are_flagged(study, tmp_path):
     )
 
 
+def test_the_biLM_preset_of_runs_without_elmo_is_not_a_difference(study, tmp_path):
+    cfg = config()
+    cfg["elmo"] = {**cfg["elmo"], "name": "fixture"}  # the default preset changed, unused here
+    write_run(study / "glove" / "9", 4, 95.0, 91.0, cfg)
+    main([str(study), "--out", str(tmp_path / "r"), "--no-plots"])
+    assert json.loads((tmp_path / "r" / "report.json").read_text())["warnings"] == []
+
+
 def test_seeds_run_with_different_bilm_weights_are_flagged(study, tmp_path):
     for seed, digest in ((1, "aaa"), (2, "bbb")):
         results_file = study / "elmo" / f"seed{seed}" / "results.json"

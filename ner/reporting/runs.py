@@ -138,11 +138,22 @@ def bilm_weights_sha256(run: Run) -> str | None:
     return (bilm.get("weights") or {}).get("sha256")
 
 
+def _used_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The config without its ``elmo`` group when the model has no ELMo input (``embeddings.elmo``
+    null): a GloVe-only run does not depend on which biLM preset was the default."""
+    if (config.get("embeddings") or {}).get("elmo"):
+        return config
+    return {key: value for key, value in config.items() if key != "elmo"}
+
+
 def differing_settings(runs: Sequence[Run]) -> dict[str, list[Any]]:
     """Config entries whose values differ between `runs` (one value per run, in order), and the
     biLM weights' sha256 (the same weights path may hold different weights over time)."""
     flats = [
-        {**flatten(run.results["config"]), "bilm_weights_sha256": bilm_weights_sha256(run)}
+        {
+            **flatten(_used_settings(run.results["config"])),
+            "bilm_weights_sha256": bilm_weights_sha256(run),
+        }
         for run in runs
     ]
     keys = sorted({key for flat in flats for key in flat if not _ignored(key)})
