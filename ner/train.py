@@ -188,6 +188,7 @@ def fit_and_evaluate(
 ) -> dict[str, Any]:
     """Build data, features and model from `cfg`, train, and score the best epoch."""
     started = time.perf_counter()
+    commit = git_commit()  # the code that runs, before anyone can commit during a long run
     device = pick_device(cfg.trainer.device)
     torch.set_num_threads(cpu_threads(cfg.trainer.num_threads))
     progress = bool(cfg.progress)
@@ -299,7 +300,7 @@ def fit_and_evaluate(
         "train_tokens_per_second": state.train_tokens / max(state.train_seconds, 1e-9),
         "elmo_mix": model.mix_summary(),
         "history": state.history,
-        "git_commit": git_commit(),
+        "git_commit": commit,
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
     logger.info(
