@@ -201,10 +201,14 @@ def test_seeds_run_with_different_settings_are_flagged(study, tmp_path):
     )
 
 
-def test_the_biLM_preset_of_runs_without_elmo_is_not_a_difference(study, tmp_path):
+def test_unused_or_check_only_biLM_settings_are_not_a_difference(study, tmp_path):
     cfg = config()
     cfg["elmo"] = {**cfg["elmo"], "name": "fixture"}  # the default preset changed, unused here
     write_run(study / "glove" / "9", 4, 95.0, 91.0, cfg)
+    cfg = config(variant="elmo_glove")
+    cfg["elmo"] = {**cfg["elmo"], "expected": {"options_file": "o.json"}}  # a check, not an input
+    mix = {"layers": [0, 1, 2], "weights": [0.2, 0.3, 0.5], "gamma": 1.5}
+    write_run(study / "elmo" / "seed3", 3, 95.0, 92.0, cfg, mix)
     main([str(study), "--out", str(tmp_path / "r"), "--no-plots"])
     assert json.loads((tmp_path / "r" / "report.json").read_text())["warnings"] == []
 

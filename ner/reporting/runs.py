@@ -19,9 +19,11 @@ BILM_SHA256 = "bilm_weights_sha256"  # added to a run's results by experiments/s
 REQUIRED_KEYS = ("dev", "test", "seed", "best_epoch", "epochs_run", "history", "config")
 
 # Config entries that may differ between the seeds of one variant without making them different
-# experiments: the seed itself, bookkeeping, logging, devices and threads. Everything else (biLM
-# files included) must match, or the report warns.
+# experiments: the seed itself, bookkeeping, logging, devices and threads, and `elmo.expected`
+# (the shapes a preset checks its files against, not an input; the weights' sha256 is compared).
+# Everything else (biLM files included) must match, or the report warns.
 IGNORED_SETTINGS = (
+    "elmo.expected",
     "seed",
     "resume",
     "progress",
