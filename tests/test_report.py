@@ -225,6 +225,18 @@ def test_seeds_run_with_different_bilm_weights_are_flagged(study, tmp_path):
     )
 
 
+def test_minutes_per_run_add_up_the_phases_of_a_resumed_run(tmp_path):
+    folder = write_run(tmp_path / "runs" / "a", 1, 94.0, 90.0, config())
+    results = json.loads((folder / "results.json").read_text())
+    # resumed once: `total` is the last process only, train/dev time accumulate over both
+    results["time_seconds"] = {"total": 60.0, "prepare_data": 6.0, "train": 540.0,
+                               "dev_eval_during_training": 54.0, "final_eval": 0.0}  # fmt: skip
+    (folder / "results.json").write_text(json.dumps(results))
+    main([str(tmp_path / "runs"), "--out", str(tmp_path / "r"), "--no-plots"])
+    [group] = json.loads((tmp_path / "r" / "report.json").read_text())["groups"]
+    assert group["minutes"]["mean"] == pytest.approx(10.0)
+
+
 def test_variant_names_are_derived_when_the_config_has_none():
     assert variant_name(config(variant=None)) == "elmo_glove"
     assert variant_name(config(variant=None, elmo_mix_layers=[0, 1])) == "elmo_glove_layers01"

@@ -34,6 +34,17 @@ def _mix(runs: Sequence[Run]) -> dict[str, Any] | None:
     }
 
 
+PHASES = ("prepare_data", "elmo_features", "train", "dev_eval_during_training", "final_eval")
+
+
+def run_seconds(times: dict[str, float]) -> float | None:
+    """A run's time: the sum of its phases when recorded (training and dev evaluation add up
+    over resumed processes, where ``total`` covers only the last process), else ``total``."""
+    if "train" in times:
+        return sum(times.get(phase, 0.0) for phase in PHASES)
+    return times.get("total")
+
+
 def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
     """Everything the tables and plots show for one group of seeds."""
     types = sorted({name for run in runs for name in run.results["test"].get("per_type", {})})
@@ -45,7 +56,7 @@ def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
         )
         for name in types
     }
-    times = [run.results.get("time_seconds", {}).get("total") for run in runs]
+    times = [run_seconds(run.results.get("time_seconds", {})) for run in runs]
     strict = [run.results["test"].get("strict", {}).get("f1") for run in runs]
     return {
         "corpus": corpus,
