@@ -41,6 +41,7 @@ TIMING_FILE = RESULTS / "study_timing.json"
 MAX_EPOCHS = 20
 PATIENCE = 5
 SHIPPED_ELMO = "small_news"
+FULL_SCHEDULE_EPOCHS = 75  # conf/trainer/default.yaml, for the budget estimate of those runs
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,19 @@ class Job:
     variant: str
     seed: int
     uses_elmo: bool
+    # True: the experiment's own schedule (AllenNLP's 75 epochs, patience 25) instead of the
+    # budget's MAX_EPOCHS / PATIENCE; the variant name then says so (e.g. ``glove_75ep``).
+    full_schedule: bool = False
 
     @property
     def name(self) -> str:
         return f"{self.corpus}/{self.variant}/seed{self.seed}"
 
 
-def _jobs(experiment: str, corpus: str, variant: str, seeds: range, elmo: bool) -> list[Job]:
-    return [Job(experiment, corpus, variant, seed, elmo) for seed in seeds]
+def _jobs(
+    experiment: str, corpus: str, variant: str, seeds: range, elmo: bool, full: bool = False
+) -> list[Job]:
+    return [Job(experiment, corpus, variant, seed, elmo, full) for seed in seeds]
 
 
 MAIN = [  # CoNLL-2003, ≥ 3 seeds each; elmo_glove is also the "mix of all layers" choice
@@ -77,11 +83,15 @@ OTHER = [  # other corpora, one seed each after the CoNLL-2003 study
     ("conll2002_nl_words", "conll2002_nl", "words", False),
     ("conll2000_elmo_glove", "conll2000", "elmo_glove", True),
 ]
+FULL_SCHEDULE = [  # beyond the budget: does the 20-epoch cut cost the GloVe target? 3 seeds
+    ("conll2003_glove", "conll2003", "glove_75ep", False),
+]
 
 
 def plan() -> list[Job]:
     """All jobs, ordered so that every session adds whole comparisons: seed 1 of the main
-    variants first, then seed 2 with the layer choices, then seed 3, then the other corpora."""
+    variants first, then seed 2 with the layer choices, then seed 3, then the other corpora,
+    then the runs with AllenNLP's full schedule."""
     jobs = []
     for seed in (1, 2, 3):
         for spec in MAIN:
@@ -91,6 +101,8 @@ def plan() -> list[Job]:
                 jobs += _jobs(*spec[:3], range(seed - 1, seed), spec[3])
     for spec in OTHER:
         jobs += _jobs(*spec[:3], range(1, 2), spec[3])
+    for spec in FULL_SCHEDULE:
+        jobs += _jobs(*spec[:3], range(1, 4), spec[3], full=True)
     return jobs
 
 
@@ -98,11 +110,12 @@ def overrides(
     job: Job, elmo: str, extra: list[str], epochs: int = MAX_EPOCHS, patience: int = PATIENCE
 ) -> list[str]:
     """The `ner.train` overrides of a job (without its run dir)."""
-    values = [
-        f"experiment={job.experiment}",
-        f"seed={job.seed}",
-        f"trainer.max_epochs={epochs}",
-        f"trainer.patience={patience}",
+    values = [f"experiment={job.experiment}", f"seed={job.seed}"]
+    if job.full_schedule:
+        values.append(f"variant={job.variant}")
+    else:
+        values += [f"trainer.max_epochs={epochs}", f"trainer.patience={patience}"]
+    values += [
         "trainer.num_threads=1",
         "logger=none",
         "progress=false",
@@ -412,18 +425,24 @@ def budget_lines(runs_dir: Path, epochs: int) -> list[str]:
         f"timing {timing_record['date']} at load {load:.1f} (one job ≈ {share:.2f} of a core): "
         f"a full epoch takes {glove:.1f} (glove) / {elmo:.1f} (elmo_glove) minutes"
     ]
-    for title, main_corpus in (("CoNLL-2003 study", True), ("other corpora", False)):
-        jobs = [j for j in plan() if (j.corpus == "conll2003") == main_corpus]
+    parts = {
+        "CoNLL-2003 study": lambda j: j.corpus == "conll2003" and not j.full_schedule,
+        "other corpora": lambda j: j.corpus != "conll2003",
+        "AllenNLP's schedule": lambda j: j.full_schedule,
+    }
+    for title, belongs in parts.items():
+        jobs = [j for j in plan() if belongs(j)]
+        job_epochs = FULL_SCHEDULE_EPOCHS if title == "AllenNLP's schedule" else epochs
         minutes = 0.0
         for job in jobs:
             rate = measured["elmo_glove" if job.uses_elmo else "glove"]
             if job_state(runs_dir, job) not in FINISHED:
-                minutes += epochs * rate["full_epoch_minutes"]
+                minutes += job_epochs * rate["full_epoch_minutes"]
         caches = {j.corpus for j in jobs if j.uses_elmo and job_state(runs_dir, j) == "todo"}
         minutes += len(caches) * measured["elmo_glove"]["elmo_cache_minutes_full"]
         hours = minutes / 60
         lines.append(
-            f"{title}: {len(jobs)} runs, ≤ {hours:.1f} job-hours left at {epochs} epochs: "
+            f"{title}: {len(jobs)} runs, ≤ {hours:.1f} job-hours left at {job_epochs} epochs: "
             f"{hours / 2:.1f} h with 2 jobs at that load, {hours * share / 2:.1f} h on free cores"
         )
     return lines
@@ -445,15 +464,14 @@ def status(args: argparse.Namespace) -> int:
 
 def commands(args: argparse.Namespace) -> int:
     """The plan as Hydra multirun commands (e.g. for a cluster: add hydra/launcher=slurm)."""
-    groups: dict[tuple[str, bool], list[int]] = {}
+    groups: dict[Job, list[int]] = {}
     for job in plan():
-        groups.setdefault((job.experiment, job.uses_elmo), []).append(job.seed)
-    for (experiment, uses_elmo), seeds in groups.items():
-        job = Job(experiment, "", "", 0, uses_elmo)
+        groups.setdefault(Job(**{**vars(job), "seed": 0}), []).append(job.seed)
+    for job, seeds in groups.items():
         values = [v for v in overrides(job, args.elmo, []) if not v.startswith("seed=")]
         seed_list = ",".join(map(str, sorted(seeds)))
         print(f".venv/bin/python -m ner.train -m {' '.join(values)} seed={seed_list} \\")
-        print(f"    hydra.sweep.dir=multirun/study/{experiment} hydra/launcher=local")
+        print(f"    hydra.sweep.dir=multirun/study/{job.corpus}/{job.variant} hydra/launcher=local")
     return 0
 
 
