@@ -76,7 +76,7 @@ def test_input_families(words, chars, elmo, input_dim):
     batch = batch_of(encoder, [0, 1, 2])
     output = model(batch)
     assert output["emissions"].shape == (3, 9, len(TAGS))
-    assert output["loss"].ndim == 0 and float(output["loss"]) > 0
+    assert output["loss"].ndim == 0 and output["loss"].item() > 0
 
 
 def test_needs_an_input_and_elmo_layers():
