@@ -83,8 +83,9 @@ OTHER = [  # other corpora, one seed each after the CoNLL-2003 study
     ("conll2002_nl_words", "conll2002_nl", "words", False),
     ("conll2000_elmo_glove", "conll2000", "elmo_glove", True),
 ]
-FULL_SCHEDULE = [  # beyond the budget: does the 20-epoch cut cost the GloVe target? 3 seeds
+FULL_SCHEDULE = [  # beyond the budget: the two main variants as the main job trains, 3 seeds
     ("conll2003_glove", "conll2003", "glove_75ep", False),
+    ("conll2003_elmo_glove", "conll2003", "elmo_glove_75ep", True),
 ]
 
 
