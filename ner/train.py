@@ -79,7 +79,12 @@ def glove_rows(encoder: Encoder, glove_config: dict[str, Any], seed: int) -> tor
     """Word-embedding init (V, dim): GloVe rows where found, else N(0, σ_GloVe); row 0 = padding."""
     from ner.embeddings.glove import load_glove
 
-    vectors = load_glove(glove_config["source"], vocabulary=encoder.words.items)
+    vectors = load_glove(
+        glove_config["source"],
+        vocabulary=encoder.words.items,
+        member=glove_config.get("member"),
+        sha256=glove_config.get("sha256"),
+    )
     if vectors.dim != glove_config["dim"]:
         raise ValueError(
             f"{glove_config['source']} has {vectors.dim}-d vectors but embeddings.glove.dim is "

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,11 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-import ner.train  # noqa: F401  (registers the ${project_root:} resolver)
+import ner.train  # registers the ${project_root:} resolver; glove_rows
 from ner.evaluate import evaluate_run
 from ner.paths import PROJECT_ROOT
 from ner.tagger.checkpoint import load_checkpoint
-from ner.tagger.dataset import Split, check_label_sets
+from ner.tagger.dataset import Encoder, Split, check_label_sets
 
 FIXTURE = PROJECT_ROOT.parent / "shared" / "fixtures" / "elmo"
 PEOPLE = ["John Smith", "Mary", "Peter Jones", "Anna Karenina", "Bob"]
@@ -286,6 +287,30 @@ def test_overrides_named_in_the_docs_exist():
     assert cfg.embeddings.glove is None and cfg.embeddings.char.filters == 128
     assert cfg.trainer.scheduler._target_.endswith("ReduceLROnPlateau")
     assert cfg.elmo.options_file.startswith("https://")
+
+
+def test_glove_member_of_a_zip_with_several_files(tmp_path):
+    """Stanford's glove.6B.zip holds four files: `embeddings.glove.member` picks one, and a
+    `dim` that does not match the file is an error that says what to set."""
+    archive = tmp_path / "glove.6B.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for dim in (3, 5):
+            rows = [f"{word} " + " ".join([str(dim)] * dim) for word in ("paris", "rome")]
+            bundle.writestr(f"glove.6B.{dim}d.txt", "\n".join(rows) + "\n")
+    encoder = Encoder.build([["Paris", "Oslo"]], ["O"])
+    cfg = compose_config(
+        f"embeddings.glove.source={archive}",
+        "embeddings.glove.member=glove.6B.5d.txt",
+        "embeddings.glove.dim=5",
+    )
+    rows = ner.train.glove_rows(encoder, cfg.embeddings.glove, seed=1)
+    assert rows.shape == (len(encoder.words.items), 5)
+    assert rows[encoder.words.items.index("paris")].tolist() == [5.0] * 5
+    wrong = compose_config(
+        f"embeddings.glove.source={archive}", "embeddings.glove.member=glove.6B.3d.txt"
+    )
+    with pytest.raises(ValueError, match=r"set embeddings\.glove\.dim=3"):
+        ner.train.glove_rows(encoder, wrong.embeddings.glove, seed=1)
 
 
 def test_label_types_missing_from_train_are_an_error():
