@@ -7,6 +7,10 @@ the first N CoNLL-2003 train sentences (dev: N/3), with the default model (char-
 side by side in one process; building the cache is reported separately (it happens once).
 
     .venv/bin/python experiments/bench_elmo_cache.py --shape small --sentences 300 --threads 1
+
+`--encoder-bf16` is a what-if, not a product setting: the tagger's BiLSTM runs under bf16 autocast
+(AMX/AVX-512-BF16 kernels where the CPU has them) in both variants, to see how far a cheaper
+tagger moves the ratio.
 """
 
 import argparse
@@ -28,6 +32,14 @@ from ner.tagger.loggers import NullLogger
 from ner.tagger.model import TaggerModel
 from ner.tagger.predictions import evaluate_split
 from ner.tagger.trainer import Trainer
+
+
+def bf16_encoder_emissions(model: TaggerModel, batch) -> torch.Tensor:
+    """`TaggerModel.emissions` with the BiLSTM under bf16 autocast; projection and CRF in fp32."""
+    features = model.features(batch)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        encoded = model.encoder(features, batch.mask)
+    return model.projection(model.dropout(encoded.float()))
 
 
 def run(variant: str, cache: bool, work: Path, elmo_config: dict, corpus, epochs: int) -> dict:
@@ -92,8 +104,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--shape", default="small", choices=["small", "medium", "original"])
+    parser.add_argument("--encoder-bf16", action="store_true", help="what-if: BiLSTM in bf16")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.encoder_bf16:
+        TaggerModel.emissions = bf16_encoder_emissions
     preset = yaml.safe_load((PROJECT_ROOT / "conf" / "elmo" / f"{args.shape}.yaml").read_text())
     corpus = load_splits({"name": "conll2003", "max_sentences": args.sentences})
     dev = corpus.splits["validation"]
@@ -114,6 +129,7 @@ def main() -> None:
             "tokens": {"train": corpus.splits["train"].num_tokens, "validation": dev.num_tokens},
             "bilm": f"{args.shape} ELMo shape ({preset['options']['lstm']}), random weights",
             "threads": args.threads,
+            "encoder": "bf16 autocast" if args.encoder_bf16 else "fp32",
             "live": run("live", False, work, elmo_config, corpus, args.epochs),
             "cached": run("cached", True, work, elmo_config, corpus, args.epochs),
         }
