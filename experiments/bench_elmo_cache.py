@@ -24,14 +24,14 @@ import yaml
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.options import BiLMOptions
-from ner.paths import PROJECT_ROOT
+from ner.common.paths import PROJECT_ROOT
+from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types, tag_list
-from ner.tagger.experiment import encode_split, load_splits
-from ner.tagger.features import ElmoFeatures
-from ner.tagger.loggers import NullLogger
 from ner.tagger.model import TaggerModel
-from ner.tagger.predictions import evaluate_split
-from ner.tagger.trainer import Trainer
+from ner.training.evaluation import evaluate_split
+from ner.training.loggers import NullLogger
+from ner.training.loop import Trainer
+from ner.training.setup import encode_split, load_splits
 
 
 def bf16_encoder_emissions(model: TaggerModel, batch) -> torch.Tensor:

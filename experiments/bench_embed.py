@@ -119,7 +119,7 @@ def main() -> None:
     for state in ("stateless", "warm"):
         output = work / f"{state}.hdf5"
         command = [
-            sys.executable, "-m", "ner.bilm.embed", str(work / "input.txt"), str(output),
+            sys.executable, "-m", "ner.cli.embed", str(work / "input.txt"), str(output),
             "--options-file", str(work / "options.json"),
             "--weight-file", str(work / "weights.hdf5"),
             "--state", state, "--threads", str(args.threads), "--max-tokens", str(args.max_tokens),

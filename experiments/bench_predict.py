@@ -33,11 +33,11 @@ from pathlib import Path
 import torch
 import yaml
 
-from ner.archive import BiLMFiles
 from ner.bilm.bilm import BiLM
 from ner.bilm.options import BiLMOptions
 from ner.data import load_corpus
-from ner.inference import Tagger
+from ner.serving.archive import BiLMFiles
+from ner.serving.tagger import Tagger
 from ner.tagger.dataset import Encoder, entity_types, tag_list
 from ner.tagger.model import TaggerModel
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
+from ner.common.paths import data_dir
 from ner.data import load_corpus
 from ner.embeddings.glove import load_glove
-from ner.paths import data_dir
 
 
 def timed(label: str, function):

@@ -20,8 +20,8 @@ from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
 COMMAND = (
     "export NER_NLTK_DATA_URL=../shared/mirror/nltk_data "
     "NER_REUTERS_URL=../shared/mirror/reuters21578/reuters21578.tar.gz\n"
-    ".venv/bin/python -m ner.pretrain pretrain.output_dir={run} pretrain.threads=1\n"
-    ".venv/bin/python -m ner.pretrain pretrain.output_dir={run} pretrain.threads=1 "
+    ".venv/bin/ner-pretrain pretrain.output_dir={run} pretrain.threads=1\n"
+    ".venv/bin/ner-pretrain pretrain.output_dir={run} pretrain.threads=1 "
     "pretrain.max_steps=1700 pretrain.state_reset_probability=0.1"
 )
 
@@ -39,7 +39,7 @@ def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict]) -> 
     return f"""# {name}
 
 A small ELMo biLM (char-CNN + highway + 2-layer biLSTM with projections, the AllenNLP/bilm-tf
-architecture and file format) trained from scratch with `python -m ner.pretrain` on English newswire
+architecture and file format) trained from scratch with `ner-pretrain` on English newswire
 (Reuters 1987, WSJ, CoNLL-2003 train) and general text (Brown, ABC, speeches, web text, reviews). It is the biLM this package ships, so ELMo works with no download:
 `ner.pretrain.pretrained_files()`, the Hydra preset `elmo=small_news`, or these two files anywhere an
 AllenNLP `options.json` + `weights.hdf5` pair is accepted.

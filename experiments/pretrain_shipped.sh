@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUN=${RUN:-data/pretrain/runs/elmo-small-news}
-.venv/bin/python -m ner.pretrain pretrain.output_dir="$RUN" pretrain.threads=1
-.venv/bin/python -m ner.pretrain pretrain.output_dir="$RUN" pretrain.threads=1 \
+.venv/bin/ner-pretrain pretrain.output_dir="$RUN" pretrain.threads=1
+.venv/bin/ner-pretrain pretrain.output_dir="$RUN" pretrain.threads=1 \
     pretrain.max_steps=1700 pretrain.state_reset_probability=0.1
 .venv/bin/python experiments/pretrain_card.py "$RUN"

@@ -9,7 +9,7 @@
 thread each), into ``outputs/study/<corpus>/<variant>/seed<S>/``: a finished run is skipped, a
 killed one continues from its ``checkpoints/last.pt`` (``resume=``). Each finished run's
 ``results.json`` (~10 KB: scores, per-type scores, history, config) is copied to
-``experiments/results/runs/<corpus>/<variant>/seed<S>/``; the report (``ner.report`` into
+``experiments/results/runs/<corpus>/<variant>/seed<S>/``; the report (``ner.cli.report`` into
 ``experiments/results/study/``: tables and plots; ``experiments/results/<corpus>.json``; the
 table in ``experiments/RESULTS.md``) is rebuilt and these small files alone are committed, so
 nothing is lost when a session ends. Checkpoints, predictions and the ELMo feature cache stay in
@@ -110,7 +110,7 @@ def plan() -> list[Job]:
 def overrides(
     job: Job, elmo: str, extra: list[str], epochs: int = MAX_EPOCHS, patience: int = PATIENCE
 ) -> list[str]:
-    """The `ner.train` overrides of a job (without its run dir)."""
+    """The `ner.cli.train` overrides of a job (without its run dir)."""
     values = [f"experiment={job.experiment}", f"seed={job.seed}"]
     if job.full_schedule:
         values.append(f"variant={job.variant}")
@@ -162,7 +162,7 @@ def start(job: Job, runs_dir: Path, args: argparse.Namespace) -> subprocess.Pope
     else:
         values = overrides(job, args.elmo, args.set, args.max_epochs, args.patience)
         values.append(f"hydra.run.dir={directory}")
-    command = [sys.executable, "-m", "ner.train", *values]
+    command = [sys.executable, "-m", "ner.cli.train", *values]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "WANDB_SILENT": "true"}
     output = open(directory.parent / f"seed{job.seed}.log", "a")  # noqa: SIM115 (child's)
     output.write(f"$ {shlex.join(command)}\n")
@@ -191,7 +191,7 @@ def summary_path(results_dir: Path, job: Job) -> Path:
 def publish(job: Job, runs_dir: Path, results_dir: Path, commit: bool) -> None:
     """Copy the run's results.json into ``<results_dir>/runs/``, rebuild the report there (and
     the table of experiments/RESULTS.md for the real results dir), commit when asked."""
-    from ner.report import main as report
+    from ner.cli.report import main as report
     from ner.reporting.runs import BILM_SHA256, Run, bilm_weights_sha256
 
     directory = run_dir(runs_dir, job)
@@ -214,7 +214,7 @@ def publish(job: Job, runs_dir: Path, results_dir: Path, commit: bool) -> None:
         finally:
             sys.stdout = stdout
     if status != 0:
-        log(f"ner.report failed (status {status}); {job.name} is saved in {target}")
+        log(f"ner.cli.report failed (status {status}); {job.name} is saved in {target}")
     if commit:
         message = (
             f"study: {job.name} test F1 {results['test']['f1']:.2f} "
@@ -309,7 +309,7 @@ def check_elmo_preset(name: str) -> None:
     ELMo job would fail on them); URLs are left to the download code."""
     from omegaconf import OmegaConf
 
-    import ner.train  # noqa: F401  (registers the ${project_root:} resolver)
+    import ner.cli.train  # noqa: F401  (registers the ${project_root:} resolver)
 
     path = ROOT / "conf" / "elmo" / f"{name}.yaml"
     if not path.is_file():
@@ -332,7 +332,7 @@ def timing(args: argparse.Namespace) -> int:
     corpus = load_corpus("conll2003")
     full = {split: sum(map(len, corpus[split]["tokens"])) for split in corpus}
     extra = [f"data.max_sentences={args.sentences or 'null'}", f"trainer.max_epochs={args.epochs}"]
-    import ner.train  # noqa: F401  (registers the ${project_root:} resolver)
+    import ner.cli.train  # noqa: F401  (registers the ${project_root:} resolver)
 
     elmo_preset = OmegaConf.load(ROOT / "conf" / "elmo" / f"{args.elmo}.yaml")
     bilm_note = f"conf/elmo/{args.elmo}.yaml"
@@ -343,7 +343,7 @@ def timing(args: argparse.Namespace) -> int:
     for variant in args.variants:
         job = Job(f"conll2003_{variant}", "conll2003", variant, 1, "elmo" in variant)
         directory = args.runs_dir.with_name(args.runs_dir.name + "-timing") / variant
-        command = [sys.executable, "-m", "ner.train", *overrides(job, args.elmo, extra)]
+        command = [sys.executable, "-m", "ner.cli.train", *overrides(job, args.elmo, extra)]
         command.append(f"hydra.run.dir={directory}")
         log(f"timing {variant}: {shlex.join(command[3:])}")
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -471,7 +471,7 @@ def commands(args: argparse.Namespace) -> int:
     for job, seeds in groups.items():
         values = [v for v in overrides(job, args.elmo, []) if not v.startswith("seed=")]
         seed_list = ",".join(map(str, sorted(seeds)))
-        print(f".venv/bin/python -m ner.train -m {' '.join(values)} seed={seed_list} \\")
+        print(f".venv/bin/python -m ner.cli.train -m {' '.join(values)} seed={seed_list} \\")
         print(f"    hydra.sweep.dir=multirun/study/{job.corpus}/{job.variant} hydra/launcher=local")
     return 0
 
@@ -485,7 +485,7 @@ def main() -> int:
     parser.add_argument("--max-minutes", type=float, help="start no job after this long")
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR)
     parser.add_argument(
-        "--set", nargs="*", default=[], help="extra ner.train overrides (no commit)"
+        "--set", nargs="*", default=[], help="extra ner.cli.train overrides (no commit)"
     )
     parser.add_argument("--no-commit", action="store_true")
     parser.add_argument("--max-epochs", type=int, default=MAX_EPOCHS, help="per run")

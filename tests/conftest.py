@@ -2,6 +2,7 @@
 and fixtures for an isolated data folder and a local http server."""
 
 import http.server
+import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("NER_SHARED_DIR") or REPO.parent / "shared")
+FIXTURE = SHARED / "fixtures" / "elmo"  # AllenNLP's tiny ELMo and bilm-tf's outputs for it
 MIRROR = Path(os.environ.get("NER_MIRROR") or SHARED / "mirror")
 
 os.environ.setdefault("NER_NLTK_DATA_URL", str(MIRROR / "nltk_data"))
@@ -60,3 +62,30 @@ def http_server(tmp_path: Path):
     yield server
     httpd.shutdown()
     httpd.server_close()
+
+
+# Varied lengths, non-ASCII bytes, an empty sentence.
+TEXT = """The quick brown fox jumps over the lazy dog .
+Paris
+Zürich 's Bahnhofstraße is über-expensive , said Müller .
+
+a b c d e f g h i j k l m n o p q r s t u v w x y z
+EU rejects German call to boycott British lamb ."""
+
+
+@pytest.fixture(scope="session")
+def sentences() -> list[list[str]]:
+    """Six tokenized test sentences (one of them empty)."""
+    return [line.split() for line in TEXT.splitlines()]
+
+
+@pytest.fixture(scope="session")
+def fixture_dir() -> Path:
+    return FIXTURE
+
+
+@pytest.fixture(scope="session")
+def fixture_sentences() -> list[list[list[str]]]:
+    """sentences.json: 3 lists of 10 whitespace-tokenized sentences."""
+    streams = json.loads((FIXTURE / "sentences.json").read_text())
+    return [[line.split() for line in stream] for stream in streams]

@@ -1,1 +1,1 @@
-"""ELMo biLM in PyTorch: exact AllenNLP/bilm-tf numerics, state modes, scalar mix, ner-embed."""
+"""The ELMo biLM in PyTorch: exact AllenNLP/bilm-tf numerics, weights, state modes, scalar mix."""

@@ -2,7 +2,7 @@
 
 Every dataset a biLM needs is checked against the shapes its options imply before anything is
 loaded, so a wrong, truncated or corrupt file fails with an error naming the file and the dataset.
-Sources may be local paths or http(s)/file:// URLs (downloaded once through `ner.downloads.fetch`).
+Sources may be local paths or http(s)/file:// URLs (downloaded once by `fetch`).
 """
 
 from collections.abc import Mapping
@@ -26,7 +26,7 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
 
 def resolve(source: str | Path, desc: str | None = None) -> Path:
     """A local path for an options/weights source: a path as is, a URL downloaded once (cached)."""
-    from ner.downloads import fetch
+    from ner.common.downloads import fetch
 
     return fetch(str(source), desc=desc)
 

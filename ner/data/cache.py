@@ -16,8 +16,8 @@ from pathlib import Path
 
 import datasets
 
+from ner.common.paths import data_dir
 from ner.data.builder import CorpusInfo
-from ner.paths import data_dir
 
 logger = logging.getLogger(__name__)
 # Bump when the prepared layout or content changes for the same sources and options.

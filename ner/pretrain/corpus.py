@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ner.paths import data_dir
+from ner.common.paths import data_dir
 from ner.pretrain.vocabulary import SPECIAL_TOKENS
 
 logger = logging.getLogger(__name__)

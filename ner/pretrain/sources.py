@@ -1,6 +1,6 @@
 """Named raw-text sources for biLM pretraining, read into tokenized sentences.
 
-Each source is fetched from its public URL through `ner.downloads.fetch` (with the mirror overrides
+Each source is fetched from its public URL through `fetch` (with the mirror overrides
 `NER_REUTERS_URL` and `NER_NLTK_DATA_URL`), and yields sentences as lists of CoNLL-style tokens:
 raw text goes through `ner.data.tokenize`; corpora that are already tokenized are read as tokens.
 """
@@ -15,8 +15,8 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ner.common.downloads import fetch, nltk_corpus_url, reuters_url
 from ner.data.tokenize import split_sentences, tokenize
-from ner.downloads import fetch, nltk_corpus_url, reuters_url
 
 Sentence = list[str]
 

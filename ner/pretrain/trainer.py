@@ -28,7 +28,7 @@ from tqdm import tqdm
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
-from ner.paths import data_dir
+from ner.common.paths import data_dir
 from ner.pretrain.corpus import CorpusError, EncodedCorpus, encode_corpus
 from ner.pretrain.language_model import BidirectionalLM
 from ner.pretrain.streams import Batch, StreamBatcher

@@ -1,1 +1,1 @@
-"""Reading finished training runs and aggregating them into the study report (`ner.report`)."""
+"""Reading finished training runs and aggregating them into the study report (`ner.cli.report`)."""

@@ -1,4 +1,4 @@
-"""Finding and reading finished training runs (the ``results.json`` that `ner.train` writes).
+"""Finding and reading finished training runs (the ``results.json`` that `ner.cli.train` writes).
 
 A run belongs to a (corpus, variant) group: the corpus is the config's ``data.name``; the variant
 is the config's ``variant`` (set by the experiment configs) or, for runs made without one, a name
@@ -101,7 +101,9 @@ def load_run(path: Path) -> Run:
         raise ReportError(f"{path}: expected a JSON object, got {type(results).__name__}")
     missing = [key for key in REQUIRED_KEYS if key not in results]
     if missing:
-        raise ReportError(f"{path}: not a ner.train results file (missing {', '.join(missing)})")
+        raise ReportError(
+            f"{path}: not a ner.cli.train results file (missing {', '.join(missing)})"
+        )
     for split in ("dev", "test"):
         if not isinstance(results[split], dict) or "f1" not in results[split]:
             raise ReportError(f"{path}: {split!r} has no 'f1' score")

@@ -1,1 +1,1 @@
-"""The BiLSTM-CRF tagger: model, constrained CRF, ELMo feature cache, batching and training."""
+"""The BiLSTM-CRF tagger: model, encoders, constrained CRF and marginals, batches of examples."""

@@ -1,7 +1,5 @@
 """Fixtures for the biLM tests: AllenNLP's tiny ELMo and small random biLMs whose clips fire."""
 
-import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,9 +8,6 @@ import torch
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.options import BiLMOptions
-
-SHARED = Path(os.environ.get("NER_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared")
-FIXTURE = SHARED / "fixtures" / "elmo"  # AllenNLP's test_fixtures/elmo
 
 SMALL_OPTIONS = {
     "lstm": {
@@ -32,32 +27,6 @@ SMALL_OPTIONS = {
         "activation": "relu",
     },
 }
-
-# Varied lengths, non-ASCII bytes, an empty sentence.
-TEXT = """The quick brown fox jumps over the lazy dog .
-Paris
-Zürich 's Bahnhofstraße is über-expensive , said Müller .
-
-a b c d e f g h i j k l m n o p q r s t u v w x y z
-EU rejects German call to boycott British lamb ."""
-
-
-@pytest.fixture(scope="session")
-def sentences() -> list[list[str]]:
-    """Six tokenized test sentences (one of them empty)."""
-    return [line.split() for line in TEXT.splitlines()]
-
-
-@pytest.fixture(scope="session")
-def fixture_dir() -> Path:
-    return FIXTURE
-
-
-@pytest.fixture(scope="session")
-def fixture_sentences() -> list[list[list[str]]]:
-    """sentences.json: 3 lists of 10 whitespace-tokenized sentences."""
-    streams = json.loads((FIXTURE / "sentences.json").read_text())
-    return [[line.split() for line in stream] for stream in streams]
 
 
 def make_random_model(

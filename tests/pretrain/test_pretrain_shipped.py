@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from ner.bilm.bilm import BiLM
-from ner.bilm.embed import main as embed_main
+from ner.cli.embed import main as embed_main
 from ner.pretrain import SHIPPED_MODEL, pretrained_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,7 +18,7 @@ def test_shipped_model_is_small_and_documented() -> None:
     options_file, weight_file = pretrained_files()
     assert weight_file.stat().st_size <= 25 * 2**20
     card = (options_file.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
-    assert "perplexity" in card and "python -m ner.pretrain" in card
+    assert "perplexity" in card and "ner-pretrain" in card
     with pytest.raises(FileNotFoundError, match="no shipped biLM 'nope'"):
         pretrained_files("nope")
 
@@ -37,7 +37,7 @@ def test_shipped_model_embeds_sentences(tmp_path: Path) -> None:
 
 
 def test_elmo_preset_points_at_the_shipped_files() -> None:
-    from ner.train import main  # noqa: F401  (registers the ${project_root:} resolver)
+    from ner.cli.train import main  # noqa: F401  (registers the ${project_root:} resolver)
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", overrides=["elmo=small_news"])

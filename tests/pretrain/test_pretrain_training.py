@@ -61,7 +61,7 @@ def test_two_processes_match_one_process_with_the_double_batch(
     train(tiny_config(*overrides, output_dir=single))
     command = [
         *(sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"),
-        *("-m", "ner.pretrain", *tiny_overrides(*overrides, output_dir=tmp_path / "ddp")),
+        *("-m", "ner.cli.pretrain", *tiny_overrides(*overrides, output_dir=tmp_path / "ddp")),
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
@@ -89,7 +89,7 @@ def test_a_killed_run_loses_at_most_one_checkpoint_interval(
 ) -> None:
     run = tmp_path / "killed"
     overrides = [*EXACT, "pretrain.checkpoint_minutes=0"]  # a checkpoint after every step
-    command = [sys.executable, "-m", "ner.pretrain"]
+    command = [sys.executable, "-m", "ner.cli.pretrain"]
     command += tiny_overrides(*overrides, "pretrain.max_steps=100000", output_dir=run)
     process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

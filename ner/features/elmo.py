@@ -1,0 +1,110 @@
+"""Where a batch's ELMo layers come from: the on-disk feature cache, or the biLM run live."""
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ner.bilm.bilm import BiLM
+from ner.bilm.char_ids import batch_to_ids
+from ner.bilm.weights import resolve
+from ner.common.downloads import sha256_file
+from ner.common.paths import data_dir
+from ner.features.cache import cache_key, corpus_fingerprint, open_or_build
+
+logger = logging.getLogger(__name__)
+
+LayerSource = Callable[[list[int]], torch.Tensor]
+
+
+class ElmoFeatures:
+    """ELMo layers for the sentences of one or more splits.
+
+    elmo_config: the ``elmo`` config node (options_file, weight_file: path or URL; state: warm |
+    stateless | stateful; batch_size; optional ``expected`` shapes); cache: use the feature
+    cache (else the frozen biLM runs on every batch); cache_dir: where cache entries live
+    (default ``data_dir()/elmo_cache``); verify: check the cache file's sha256 on open.
+    """
+
+    def __init__(
+        self,
+        elmo_config: dict[str, Any],
+        *,
+        cache: bool = True,
+        cache_dir: Path | None = None,
+        verify: bool = True,
+        device: torch.device | None = None,
+        progress: bool = True,
+    ) -> None:
+        self.options_file, self.weight_file = (
+            elmo_config["options_file"],
+            elmo_config["weight_file"],
+        )
+        self.options_path = resolve(self.options_file, desc="ELMo options")
+        self.weight_path = resolve(self.weight_file, desc="ELMo weights")
+        self.state = elmo_config.get("state", "warm")
+        self.batch_size = int(elmo_config.get("batch_size", 32))
+        self.expected = elmo_config.get("expected")
+        self.use_cache, self.verify, self.progress = cache, verify, progress
+        self.cache_dir = Path(cache_dir) if cache_dir else data_dir() / "elmo_cache"
+        self.device = device or torch.device("cpu")
+        self._bilm: BiLM | None = None
+        self._weights_sha256: str | None = None
+        self.cache_seconds = 0.0
+
+    def bilm(self) -> BiLM:
+        """The frozen biLM, loaded on first use."""
+        if self._bilm is None:
+            self._bilm = BiLM.from_files(
+                self.options_file, self.weight_file, state=self.state, expected=self.expected
+            )
+            self._bilm.requires_grad_(False).eval().to(self.device)
+        return self._bilm
+
+    @property
+    def output_dim(self) -> int:
+        """2P, read from options.json without loading the weights."""
+        options = json.loads(Path(self.options_path).read_text())
+        return 2 * int(options["lstm"]["projection_dim"])
+
+    @property
+    def num_layers(self) -> int:
+        """L + 1 (char-CNN layer + LSTM layers)."""
+        options = json.loads(Path(self.options_path).read_text())
+        return int(options["lstm"]["n_layers"]) + 1
+
+    def source(self, sentences: Sequence[Sequence[str]]) -> LayerSource:
+        """A function from sentence indices (into `sentences`) to padded layers (B, L, T, D)."""
+        if not self.use_cache:
+            return lambda indices: self.live([sentences[i] for i in indices])
+        started = time.perf_counter()
+        if self._weights_sha256 is None:
+            self._weights_sha256 = sha256_file(Path(self.weight_path))
+        key = cache_key(
+            weights_sha256=self._weights_sha256,
+            options=json.loads(Path(self.options_path).read_text()),
+            state=self.state,
+            batch_size=self.batch_size,
+            corpus=corpus_fingerprint(sentences),
+        )
+        cache = open_or_build(
+            self.cache_dir,
+            key,
+            sentences,
+            self.bilm,
+            batch_size=self.batch_size,
+            verify=self.verify,
+            progress=self.progress,
+        )
+        self.cache_seconds += time.perf_counter() - started
+        return cache.batch
+
+    @torch.no_grad()
+    def live(self, sentences: list[Sequence[str]]) -> torch.Tensor:
+        """Run the frozen biLM on a batch: (B, L, T, D) float32."""
+        layers, _ = self.bilm()(batch_to_ids(sentences).to(self.device))
+        return layers

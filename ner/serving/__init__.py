@@ -1,0 +1,1 @@
+"""A trained tagger in use: the model/ archive format and the `Tagger` that loads it."""

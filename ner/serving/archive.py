@@ -1,0 +1,257 @@
+"""The self-contained ``model/`` directory a training run saves, and reading it back.
+
+Layout (``FORMAT_VERSION`` 1)::
+
+    model/
+      archive.json            manifest: format + version, model config, file digests, biLM
+                              reference, loader settings (metadata), package version
+      weights.safetensors     the tagger's state dict (word-embedding rows = the GloVe rows used,
+                              as trained); read with safetensors, never by unpickling
+      vocabularies/<name>.json  plain-JSON vocabularies (labels, words, chars, ...)
+      config.json             the run's full (resolved) configuration, for the record
+      bilm/options.json, bilm/weights.hdf5   the frozen biLM itself when it is small; otherwise
+                              archive.json holds its path or URL plus sha256 and it is fetched
+
+Loading needs neither Hydra nor the training data. The directory is written under a temporary
+name and renamed into place, so a crash never leaves a half-written model that looks complete.
+A model directory of another format version is refused with an error that says which versions
+are involved. Every file's sha256 is checked on load.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from ner.common.downloads import fetch, is_url, sha256_file
+
+FORMAT = "ner-elmo-tagger"
+FORMAT_VERSION = 1
+MANIFEST = "archive.json"
+WEIGHTS = "weights.safetensors"
+CONFIG = "config.json"
+EMBED_BILM_MAX_BYTES = 100 * 2**20
+
+
+class ArchiveError(ValueError):
+    """A model directory that is missing, incomplete, corrupt or of another format version."""
+
+
+@dataclass(frozen=True)
+class BiLMFiles:
+    """Where a frozen biLM lives: options/weights as local paths or URLs, with their sha256
+    (computed from local files when None), and the state mode it was run in
+    ("warm" | "stateless" | "stateful")."""
+
+    options: str
+    weights: str
+    state: str = "stateless"
+    options_sha256: str | None = None
+    weights_sha256: str | None = None
+
+
+@dataclass
+class LoadedArchive:
+    """Everything a model directory holds, as plain values; `bilm` has local, verified paths."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    model_config: dict[str, Any]
+    state_dict: dict[str, torch.Tensor]
+    vocabularies: dict[str, Any]
+    config: dict[str, Any]
+    bilm: BiLMFiles | None
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ner-elmo")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _open_permissions(root: Path) -> None:
+    """Give `root` and everything in it the usual umask-based modes (mkdtemp and safetensors
+    create owner-only files, which would make a shared model unreadable to others)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in [root, *root.rglob("*")]:
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
+
+
+def _write_json(path: Path, content: Any) -> None:
+    path.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _bilm_entry(bilm: BiLMFiles, target: Path, embed_max_bytes: int) -> dict[str, Any]:
+    """The manifest's biLM entry. Both files are fetched (URLs are downloaded once, into the
+    cache) and hashed; when together no larger than `embed_max_bytes` they are copied into
+    `target`/bilm/, else the entry keeps their source: the URL, or the absolute local path."""
+    entry: dict[str, Any] = {"state": bilm.state}
+    sources = {"options": bilm.options, "weights": bilm.weights}
+    digests = {"options": bilm.options_sha256, "weights": bilm.weights_sha256}
+    paths = {name: fetch(source, sha256=digests[name]) for name, source in sources.items()}
+    small = sum(path.stat().st_size for path in paths.values()) <= embed_max_bytes
+    for name, source in sources.items():
+        path = paths[name]
+        digest = digests[name] or sha256_file(path)
+        if small:
+            relative = f"bilm/{'options.json' if name == 'options' else 'weights.hdf5'}"
+            (target / "bilm").mkdir(exist_ok=True)
+            shutil.copyfile(path, target / relative)
+            entry[name] = {"file": relative, "sha256": digest, "origin": str(source)}
+        else:
+            location = str(source) if is_url(str(source)) else str(path.resolve())
+            entry[name] = {"source": location, "sha256": digest}
+    return entry
+
+
+def save_archive(
+    directory: str | Path,
+    *,
+    model: torch.nn.Module,
+    model_config: dict[str, Any],
+    vocabularies: dict[str, Any],
+    bilm: BiLMFiles | None = None,
+    config: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    embed_bilm_max_bytes: int = EMBED_BILM_MAX_BYTES,
+) -> Path:
+    """Write `model` as a model directory at `directory` (replacing one already there).
+
+    model_config: the plain-dict constructor arguments that rebuild `model`; vocabularies:
+    name → JSON-serialisable vocabulary; bilm: the frozen biLM the model reads (None if it
+    uses no ELMo); config: the run's resolved configuration; metadata: other plain settings the
+    loader needs (kept in the manifest). Returns the directory.
+    """
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        # Clones: safetensors refuses tensors that share memory; buffers and params alike.
+        tensors = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
+        save_file(tensors, staging / WEIGHTS, metadata={"format": FORMAT})
+        (staging / "vocabularies").mkdir()
+        for name, vocabulary in vocabularies.items():
+            _write_json(staging / "vocabularies" / f"{name}.json", vocabulary)
+        _write_json(staging / CONFIG, config or {})
+        files = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
+        manifest = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "package_version": _package_version(),
+            "model_config": model_config,
+            "vocabularies": sorted(vocabularies),
+            "metadata": metadata or {},
+            "bilm": _bilm_entry(bilm, staging, embed_bilm_max_bytes) if bilm else None,
+            "sha256": {name: sha256_file(staging / name) for name in files},
+        }
+        _write_json(staging / MANIFEST, manifest)
+        _open_permissions(staging)
+        if directory.exists():
+            shutil.rmtree(directory)
+        os.replace(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return directory
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    """The manifest of a model directory, after checking its format and version."""
+    directory = Path(directory)
+    path = directory / MANIFEST
+    if not path.is_file():
+        what = "does not exist" if not directory.exists() else f"has no {MANIFEST}"
+        raise ArchiveError(
+            f"{directory} is not a model directory: it {what}. Pass the model/ folder that "
+            "ner-train writes into its output directory."
+        )
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ArchiveError(f"{path} is not valid JSON: {error}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ArchiveError(f"{path} does not describe a {FORMAT} model")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ArchiveError(
+            f"{directory} holds a model in format version {version} (written by ner-elmo "
+            f"{manifest.get('package_version', 'unknown')}), but this ner-elmo "
+            f"({_package_version()}) reads format version {FORMAT_VERSION}. Load it with the "
+            "version that wrote it, or retrain."
+        )
+    return manifest
+
+
+def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
+    path = directory / name
+    expected = manifest.get("sha256", {}).get(name)
+    if not path.is_file():
+        raise ArchiveError(f"model directory {directory} is incomplete: {name} is missing")
+    if expected is None:
+        raise ArchiveError(f"{directory / MANIFEST} lists no sha256 for {name}")
+    actual = sha256_file(path)
+    if actual != expected:
+        raise ArchiveError(
+            f"{path} is corrupt or was changed: sha256 {actual}, the manifest says {expected}"
+        )
+    return path
+
+
+def _read_json(directory: Path, manifest: dict[str, Any], name: str) -> Any:
+    return json.loads(_checked_file(directory, manifest, name).read_text(encoding="utf-8"))
+
+
+def _resolve_bilm(directory: Path, entry: dict[str, Any] | None) -> BiLMFiles | None:
+    """Local, sha256-verified paths of the biLM files (downloaded once when remote)."""
+    if entry is None:
+        return None
+    paths, digests = {}, {}
+    for name in ("options", "weights"):
+        item = entry[name]
+        source = str(directory / item["file"]) if "file" in item else item["source"]
+        try:
+            paths[name] = str(fetch(source, sha256=item["sha256"], desc=f"biLM {name}"))
+        except OSError as error:  # missing, corrupt (ChecksumError) or not downloadable
+            raise ArchiveError(f"the biLM {name} file of model {directory}: {error}") from None
+        digests[name] = item["sha256"]
+    return BiLMFiles(
+        options=paths["options"],
+        weights=paths["weights"],
+        state=entry["state"],
+        options_sha256=digests["options"],
+        weights_sha256=digests["weights"],
+    )
+
+
+def load_archive(directory: str | Path) -> LoadedArchive:
+    """Read a model directory written by `save_archive` (any error: `ArchiveError`)."""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    weights = _checked_file(directory, manifest, WEIGHTS)
+    try:
+        state_dict = load_file(weights)
+    except SafetensorError as error:
+        raise ArchiveError(f"{weights} is not a readable safetensors file: {error}") from None
+    return LoadedArchive(
+        directory=directory,
+        manifest=manifest,
+        model_config=manifest["model_config"],
+        state_dict=state_dict,
+        vocabularies={
+            name: _read_json(directory, manifest, f"vocabularies/{name}.json")
+            for name in manifest["vocabularies"]
+        },
+        config=_read_json(directory, manifest, CONFIG),
+        bilm=_resolve_bilm(directory, manifest.get("bilm")),
+    )

@@ -1,0 +1,340 @@
+"""`Tagger`: a trained model ready to tag text, with character offsets and CRF confidences.
+
+    from ner import Tagger
+    tagger = Tagger.load("outputs/run/model")
+    tagger.predict(["EU rejects German call to boycott British lamb."])
+
+Raw text is split into sentences and tokenized like CoNLL (`ner.data.tokenize`); every token and
+entity keeps its character offsets into the input string. An entity's confidence is the CRF's
+marginal probability of exactly that span and type (forward-backward over the same constrained
+scores Viterbi decodes with). Sentences longer than `max_length` tokens are tagged in pieces, so a
+runaway "sentence" (a 5,000-token line without punctuation) costs neither memory nor the rest of
+the input.
+"""
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ner.bilm.bilm import BiLM
+from ner.bilm.char_ids import batch_to_ids
+from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
+from ner.data.tokenize import Token, tokenize_sentences
+from ner.serving.archive import ArchiveError, BiLMFiles, load_archive, save_archive
+from ner.tagger.dataset import Encoder, collate
+from ner.tagger.marginals import CrfPosterior
+from ner.tagger.model import TaggerModel
+
+_WHITESPACE_TOKEN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A tagged span: ``text == source[start:end]``; tokens ``token_start`` to ``token_end``
+    (exclusive); `confidence` = P(this exact span has this type | text) under the CRF."""
+
+    text: str
+    type: str
+    start: int
+    end: int
+    token_start: int
+    token_end: int
+    confidence: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "type": self.type,
+            "start": self.start,
+            "end": self.end,
+            "token_start": self.token_start,
+            "token_end": self.token_end,
+            "confidence": round(self.confidence, 6),
+        }
+
+
+@dataclass
+class TaggedText:
+    """One input text: its tokens (with offsets), one tag per token, sentence spans (token
+    indices, end exclusive) and entities."""
+
+    text: str
+    tokens: list[Token]
+    tags: list[str]
+    sentences: list[tuple[int, int]]
+    entities: list[Entity]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--format jsonl`` object."""
+        return {
+            "text": self.text,
+            "tokens": [{"text": t.text, "start": t.start, "end": t.end} for t in self.tokens],
+            "tags": self.tags,
+            "sentences": [
+                {"start": self.tokens[a].start, "end": self.tokens[b - 1].end}
+                for a, b in self.sentences
+            ],
+            "entities": [entity.to_json() for entity in self.entities],
+        }
+
+
+@dataclass
+class TaggedSentence:
+    """One token list's tags and entity spans: (type, start, end exclusive, confidence), in
+    token indices."""
+
+    tags: list[str]
+    spans: list[tuple[str, int, int, float]]
+
+
+def whitespace_tokens(line: str) -> list[Token]:
+    """Pre-tokenized input: whitespace-separated tokens with their offsets into `line`."""
+    return [Token(m.group(), m.start(), m.end()) for m in _WHITESPACE_TOKEN.finditer(line)]
+
+
+def save_tagger(
+    directory: str | Path,
+    model: TaggerModel,
+    encoder: Encoder,
+    bilm: BiLMFiles | None,
+    *,
+    corpus_scheme: str | None = None,
+    config: dict[str, Any] | None = None,
+    **options: Any,
+) -> Path:
+    """Write a trained tagger as the self-contained model directory `Tagger.load` reads: the
+    weights, the encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags), the
+    biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
+    the record; options: for `ner.serving.archive.save_archive` (e.g. ``embed_bilm_max_bytes``)."""
+    return save_archive(
+        directory,
+        model=model,
+        model_config=model.config,
+        vocabularies={"encoder": encoder.to_json()},
+        bilm=bilm,
+        config=config,
+        metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
+        **options,
+    )
+
+
+class Tagger:
+    """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
+
+    model: the trained tagger; encoder: its word/char/tag vocabularies; bilm: the biLM files it
+    reads (None when it uses no ELMo); device: where to run; max_length: longer sentences are
+    tagged in pieces of at most this many tokens; corpus_scheme: the tag scheme of the training
+    corpus; tag_scheme: the scheme of the output tags (default: the corpus's, else the model's).
+    """
+
+    def __init__(
+        self,
+        model: TaggerModel,
+        encoder: Encoder,
+        bilm: BiLMFiles | None = None,
+        *,
+        device: str | torch.device = "cpu",
+        max_length: int = 256,
+        corpus_scheme: str | None = None,
+        tag_scheme: str | None = None,
+    ) -> None:
+        if max_length < 1:
+            raise ValueError(f"max_length must be positive, got {max_length}")
+        if model.elmo_mix is not None and bilm is None:
+            raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        self.encoder = encoder
+        self.bilm_files = bilm
+        self.max_length = max_length
+        self.model_scheme: str = model.config["tag_scheme"]
+        self.corpus_scheme = corpus_scheme
+        self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
+        self._neighbour_masks = _neighbour_masks(model.tags)
+
+    @functools.cached_property
+    def bilm(self) -> BiLM | None:
+        """The frozen biLM, loaded on first use (None for a model without ELMo)."""
+        if self.bilm_files is None or self.model.elmo_mix is None:
+            return None
+        files = self.bilm_files
+        return (
+            BiLM.from_files(files.options, files.weights, state=files.state).to(self.device).eval()
+        )
+
+    @classmethod
+    def load(cls, directory: str | Path, **options: Any) -> "Tagger":
+        """Load a model directory (see `ner.serving.archive`); `options` go to the constructor."""
+        archive = load_archive(directory)
+        try:
+            model = TaggerModel(**archive.model_config)
+        except (TypeError, ValueError) as error:
+            raise ArchiveError(
+                f"the model config in {directory}/archive.json does not fit this version of "
+                f"ner-elmo's TaggerModel: {error}"
+            ) from None
+        try:
+            model.load_state_dict(archive.state_dict)
+        except RuntimeError as error:
+            raise ArchiveError(
+                f"the weights in {directory} do not fit its model config: {error}"
+            ) from None
+        encoder = Encoder.from_json(archive.vocabularies["encoder"])
+        corpus_scheme = archive.manifest["metadata"].get("corpus_scheme")
+        tagger = cls(model, encoder, archive.bilm, corpus_scheme=corpus_scheme, **options)
+        _ = tagger.bilm  # load it now: errors surface here, and load time is honest
+        return tagger
+
+    def save(
+        self, directory: str | Path, *, config: dict[str, Any] | None = None, **options: Any
+    ) -> Path:
+        """Write this tagger as a self-contained model directory (see `save_tagger`)."""
+        return save_tagger(
+            directory,
+            self.model,
+            self.encoder,
+            self.bilm_files,
+            corpus_scheme=self.corpus_scheme,
+            config=config,
+            **options,
+        )
+
+    def predict(self, texts: str | Sequence[str], *, batch_size: int = 64) -> list[TaggedText]:
+        """Tag raw texts (each split into sentences); one `TaggedText` per text."""
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        return self.tag_tokenized(texts, [tokenize_sentences(t) for t in texts], batch_size)
+
+    def predict_tokens(
+        self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
+    ) -> list[TaggedText]:
+        """Tag pre-tokenized sentences; each result's text is its tokens joined by spaces."""
+        texts = [" ".join(tokens) for tokens in sentences]
+        return self.tag_tokenized(texts, [[whitespace_tokens(t)] for t in texts], batch_size)
+
+    def tag_tokenized(
+        self, texts: Sequence[str], sentences: Sequence[Sequence[Sequence[Token]]], batch_size: int
+    ) -> list[TaggedText]:
+        """Tag texts already split into sentences of tokens (offsets into each text)."""
+        flat = [[t.text for t in sentence] for document in sentences for sentence in document]
+        tagged = iter(self.tag_sentences(flat, batch_size=batch_size))
+        results = []
+        for text, document in zip(texts, sentences, strict=True):
+            tokens, tags, bounds, entities = [], [], [], []
+            for sentence in document:
+                result, offset = next(tagged), len(tokens)
+                bounds.append((offset, offset + len(sentence)))
+                for kind, start, end, confidence in result.spans:
+                    first, last = sentence[start], sentence[end - 1]
+                    entities.append(
+                        Entity(
+                            text[first.start : last.end],
+                            kind,
+                            first.start,
+                            last.end,
+                            offset + start,
+                            offset + end,
+                            confidence,
+                        )
+                    )
+                tokens.extend(sentence)
+                tags.extend(result.tags)
+            results.append(TaggedText(text, tokens, tags, bounds, entities))
+        return results
+
+    def tag_sentences(
+        self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
+    ) -> list[TaggedSentence]:
+        """Tags (in `tag_scheme`) and scored spans of token lists; long ones go in pieces."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        pieces: list[list[str]] = []
+        owners: list[int] = []
+        for index, sentence in enumerate(sentences):
+            if not sentence:
+                raise ValueError(f"sentence {index} has no tokens")
+            for start in range(0, len(sentence), self.max_length):
+                pieces.append(list(sentence[start : start + self.max_length]))
+                owners.append(index)
+        tagged = self._tag_pieces(pieces, batch_size)
+        merged = [TaggedSentence([], []) for _ in sentences]
+        for owner, piece in zip(owners, tagged, strict=True):
+            target, offset = merged[owner], len(merged[owner].tags)
+            target.spans.extend((k, s + offset, e + offset, c) for k, s, e, c in piece.spans)
+            target.tags.extend(piece.tags)
+        if self.tag_scheme != self.model_scheme:
+            for result in merged:
+                spans = [Span(kind, start, end) for kind, start, end, _ in result.spans]
+                result.tags = spans_to_tags(spans, len(result.tags), self.tag_scheme)
+        return merged
+
+    @torch.inference_mode()
+    def _tag_pieces(self, pieces: list[list[str]], batch_size: int) -> list[TaggedSentence]:
+        """Decode sentences of at most `max_length` tokens, batched longest first."""
+        order = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
+        results: list[TaggedSentence | None] = [None] * len(pieces)
+        for first in range(0, len(order), batch_size):
+            rows = order[first : first + batch_size]
+            tokens = [pieces[i] for i in rows]
+            examples = [self.encoder.encode(r, sentence, None) for r, sentence in enumerate(tokens)]
+            layers = None
+            if self.bilm is not None:
+                layers, _ = self.bilm(batch_to_ids(tokens).to(self.device))  # (B, L, T, D)
+            batch = collate(examples).to(self.device)
+            batch.elmo = layers
+            emissions = self.model.emissions(batch)  # (B, T, K)
+            paths, _ = self.model.crf.viterbi(emissions, batch.mask)
+            posterior = CrfPosterior(
+                emissions.double(),
+                batch.mask,
+                *(s.double() for s in self.model.crf.constrained_scores()),
+            )
+            decoded = self._decode(posterior, paths.cpu().numpy(), [len(t) for t in tokens])
+            for index, tagged in zip(rows, decoded, strict=True):
+                results[index] = tagged
+        return results  # type: ignore[return-value]
+
+    def _decode(
+        self, posterior: CrfPosterior, paths: np.ndarray, lengths: list[int]
+    ) -> list[TaggedSentence]:
+        """Tags, spans and span confidences of a decoded batch; paths: (B, T) tag ids."""
+        tagged, spans = [], []
+        for row, length in enumerate(lengths):
+            tags = [self.model.tags[i] for i in paths[row, :length]]
+            tagged.append(TaggedSentence(tags, []))
+            spans += [
+                (row, k, s, e) for k, s, e in tags_to_spans(tags, self.model_scheme, lenient=True)
+            ]
+        if not spans:
+            return tagged
+        bounds = np.array([(row, start, end) for row, _, start, end in spans])
+        before, after = self._neighbour_masks
+        confidences = posterior.span_probabilities(
+            paths,
+            bounds,
+            before[paths[bounds[:, 0], bounds[:, 1]]],
+            after[paths[bounds[:, 0], bounds[:, 2] - 1]],
+        )
+        for (row, kind, start, end), confidence in zip(spans, confidences.tolist(), strict=True):
+            tagged[row].spans.append((kind, start, end, confidence))
+        return tagged
+
+
+def _neighbour_masks(tags: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(before, after), each (K, K) bool: row k = the tags allowed before a chunk that opens
+    with tag k / after a chunk that closes with tag k. A neighbour that would extend the chunk
+    (``I-X``/``E-X`` after it; ``B-X``/``I-X`` before an ``I-X`` opener, as in IOB1) is excluded."""
+    parts = [split_tag(tag) for tag in tags]
+    before = np.array(
+        [
+            [prefix not in "IE" or not (p in "BI" and k == kind) for p, k in parts]
+            for prefix, kind in parts
+        ]
+    )
+    after = np.array([[not (p in "IE" and k == kind) for p, k in parts] for _, kind in parts])
+    return before, after

@@ -1,0 +1,1 @@
+"""Training the tagger: a run from its config, the loop, checkpoints, loggers, evaluation."""

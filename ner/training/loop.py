@@ -1,0 +1,197 @@
+"""The training loop: Adam + grad-norm clipping, early stopping on dev F1, checkpoints, resume.
+
+Every epoch ends with ``last.pt`` (model, optimizer, scheduler, loop state and torch RNG) and,
+when dev F1 improves, ``best.pt``. Batch order comes from a generator seeded with (seed, epoch),
+so a run resumed from ``last.pt`` continues exactly as the uninterrupted run would have.
+"""
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ner.tagger.batch import TaggerBatch
+from ner.tagger.dataset import Example, bucket_batches
+from ner.tagger.model import TaggerModel
+from ner.training.checkpoint import load_checkpoint, save_checkpoint
+from ner.training.loggers import NullLogger
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LoopState:
+    """Where training stands; saved in every checkpoint."""
+
+    epoch: int = 0
+    best_f1: float = -1.0
+    best_epoch: int = 0
+    epochs_without_improvement: int = 0
+    train_seconds: float = 0.0
+    dev_seconds: float = 0.0
+    train_tokens: int = 0
+    history: list[dict[str, float]] = field(default_factory=list)
+    stopped_early: bool = False
+
+
+class Trainer:
+    """Trains a `TaggerModel` on examples, selecting the epoch with the best dev F1.
+
+    make_batch: examples → `TaggerBatch` (adds ELMo layers); evaluate_dev: model → dev scores
+    with an ``f1`` key; extra_state: plain values stored with each checkpoint (model config,
+    vocabularies) so that a checkpoint alone rebuilds the model.
+    """
+
+    def __init__(
+        self,
+        model: TaggerModel,
+        optimizer: torch.optim.Optimizer,
+        scheduler: Any | None,
+        *,
+        run_dir: Path,
+        max_epochs: int,
+        patience: int | None,
+        grad_norm: float | None,
+        mix_l2: float,
+        batch_size: int,
+        seed: int,
+        run_logger: NullLogger,
+        extra_state: dict[str, Any],
+        device: torch.device,
+        progress: bool = True,
+    ) -> None:
+        self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
+        self.checkpoints = Path(run_dir) / "checkpoints"
+        self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
+        self.mix_l2, self.batch_size, self.seed = mix_l2, batch_size, seed
+        self.run_logger, self.extra_state = run_logger, extra_state
+        self.device, self.progress = device, progress
+        self.state = LoopState()
+
+    def resume(self) -> None:
+        """Continue from ``last.pt`` of the run dir."""
+        saved = load_checkpoint(self.checkpoints / "last.pt")
+        self.model.load_state_dict(saved["model"])
+        self.optimizer.load_state_dict(saved["optimizer"])
+        if self.scheduler is not None and saved.get("scheduler") is not None:
+            self.scheduler.load_state_dict(saved["scheduler"])
+        self.state = LoopState(**saved["loop"])
+        torch.set_rng_state(saved["torch_rng"])
+        logger.info(
+            "resumed after epoch %d (best dev F1 %.2f)", self.state.epoch, self.state.best_f1
+        )
+
+    def _checkpoint(self, name: str, full: bool) -> None:
+        content = {**self.extra_state, "model": self.model.state_dict(), "loop": asdict(self.state)}
+        if full:
+            content.update(
+                optimizer=self.optimizer.state_dict(),
+                scheduler=self.scheduler.state_dict() if self.scheduler is not None else None,
+                torch_rng=torch.get_rng_state(),
+                wandb_run_id=self.run_logger.run_id,
+            )
+        save_checkpoint(self.checkpoints / name, content)
+
+    def _train_epoch(
+        self, examples: Sequence[Example], make_batch: Callable[[list[Example]], TaggerBatch]
+    ) -> tuple[float, int]:
+        generator = np.random.default_rng([self.seed, self.state.epoch])
+        batches = bucket_batches([len(e.words) for e in examples], self.batch_size, generator)
+        self.model.train()
+        total_loss, total_tokens = 0.0, 0
+        bar = tqdm(
+            batches,
+            desc=f"epoch {self.state.epoch + 1}",
+            leave=False,
+            disable=not self.progress,
+            unit="batch",
+        )
+        for indices in bar:
+            batch = make_batch([examples[i] for i in indices]).to(self.device)
+            loss = self.model(batch)["loss"]
+            if self.mix_l2 and self.model.elmo_mix is not None:
+                loss = loss + self.mix_l2 * self.model.elmo_mix.scalar_parameters.pow(2).sum()
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if self.grad_norm:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_norm)
+            self.optimizer.step()
+            total_loss += float(loss.detach())
+            total_tokens += batch.num_tokens
+            bar.set_postfix(loss=f"{total_loss / total_tokens:.3f}/tok")
+        return total_loss, total_tokens
+
+    def fit(
+        self,
+        examples: Sequence[Example],
+        make_batch: Callable[[list[Example]], TaggerBatch],
+        evaluate_dev: Callable[[TaggerModel], dict[str, Any]],
+    ) -> LoopState:
+        """Train until `max_epochs` or until dev F1 has not improved for `patience` epochs."""
+        epochs = tqdm(
+            total=self.max_epochs,
+            initial=self.state.epoch,
+            desc="training",
+            unit="epoch",
+            disable=not self.progress,
+        )
+        while self.state.epoch < self.max_epochs and not self.state.stopped_early:
+            started = time.perf_counter()
+            loss, tokens = self._train_epoch(examples, make_batch)
+            trained = time.perf_counter()
+            scores = evaluate_dev(self.model)
+            evaluated = time.perf_counter()
+            self.state.epoch += 1
+            self.state.train_seconds += trained - started
+            self.state.dev_seconds += evaluated - trained
+            self.state.train_tokens += tokens
+            improved = scores["f1"] > self.state.best_f1
+            if improved:
+                self.state.best_f1, self.state.best_epoch = scores["f1"], self.state.epoch
+                self.state.epochs_without_improvement = 0
+            else:
+                self.state.epochs_without_improvement += 1
+            if self.scheduler is not None:
+                plateau = isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)
+                self.scheduler.step(scores["f1"]) if plateau else self.scheduler.step()
+            if self.patience is not None and self.state.epochs_without_improvement >= self.patience:
+                self.state.stopped_early = True
+            metrics = {
+                "train/loss_per_token": loss / max(tokens, 1),
+                "dev/f1": scores["f1"],
+                "dev/precision": scores["precision"],
+                "dev/recall": scores["recall"],
+                "lr": self.optimizer.param_groups[0]["lr"],
+                "train/tokens_per_second": tokens / max(trained - started, 1e-9),
+            }
+            mix = self.model.mix_summary()
+            for layer, weight in zip(mix.get("layers", []), mix.get("weights", []), strict=True):
+                metrics[f"elmo/weight_{layer}"] = weight
+            if mix:
+                metrics["elmo/gamma"] = mix["gamma"]
+            self.state.history.append({"epoch": self.state.epoch, **metrics})
+            if improved:
+                self._checkpoint("best.pt", full=False)
+            self._checkpoint("last.pt", full=True)
+            self.run_logger.log_epoch(self.state.epoch, metrics)
+            epochs.update(1)
+            logger.info(
+                "epoch %d/%d  loss/tok %.4f  dev F1 %.2f (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
+                self.state.epoch,
+                self.max_epochs,
+                metrics["train/loss_per_token"],
+                scores["f1"],
+                self.state.best_f1,
+                self.state.best_epoch,
+                metrics["train/tokens_per_second"],
+                evaluated - started,
+                "  early stop" if self.state.stopped_early else "",
+            )
+        epochs.close()
+        return self.state

@@ -1,0 +1,123 @@
+"""`ner-embed`: HDF5 layout, state modes, streaming in chunks, errors."""
+
+import json
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from ner.bilm.bilm import BiLM
+from ner.cli.embed import embed_file, main
+
+
+def write_lines(path, sentences):
+    path.write_text("\n".join(" ".join(s) for s in sentences) + "\n", encoding="utf-8")
+    return path
+
+
+def model_args(fixture_dir):
+    return [
+        "--options-file",
+        str(fixture_dir / "options.json"),
+        "--weight-file",
+        str(fixture_dir / "lm_weights.hdf5"),
+    ]
+
+
+def test_cli_writes_one_dataset_per_line_and_the_sentence_index(
+    fixture_dir, sentences, tmp_path, capsys
+):
+    source, target = write_lines(tmp_path / "in.txt", sentences), tmp_path / "out.hdf5"
+    assert main([str(source), str(target), *model_args(fixture_dir), "--batch-size", "2"]) == 0
+    assert "line" in capsys.readouterr().err  # progress bar
+    model = BiLM.from_files(fixture_dir / "options.json", fixture_dir / "lm_weights.hdf5")
+    expected = model.embed_sentences(sentences)
+    with h5py.File(target, "r") as handle:
+        assert sorted(handle) == sorted([*map(str, range(len(sentences))), "sentence_to_index"])
+        for index, sentence in enumerate(sentences):
+            data = handle[str(index)]
+            assert data.dtype == np.float32 and data.shape == (3, len(sentence), 32)
+            np.testing.assert_allclose(data[...], expected[index].numpy(), atol=1e-5, rtol=0)
+        index = json.loads(handle["sentence_to_index"][0])
+    assert all(index[" ".join(s)] == str(i) for i, s in enumerate(sentences))
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_stateful_cli_reproduces_the_fixture_stream(fixture_dir, fixture_sentences, tmp_path):
+    """bilm-tf's dump procedure: one line at a time, state carried → lm_embeddings_0 (≤ 2e-6)."""
+    source = write_lines(tmp_path / "in.txt", fixture_sentences[0])
+    target = tmp_path / "out.hdf5"
+    arguments = [str(source), str(target), *model_args(fixture_dir), "--state", "stateful"]
+    main([*arguments, "--batch-size", "1", "--no-progress"])
+    with h5py.File(target, "r") as out, h5py.File(fixture_dir / "lm_embeddings_0.hdf5") as gold:
+        for index in range(10):
+            expected = np.concatenate(list(gold[str(index)][...]), axis=-1)
+            assert np.abs(out[str(index)][2] - expected).max() <= 2e-6
+
+
+@pytest.mark.parametrize(("state", "batch_size"), [("warm", 64), ("stateful", 2)])
+def test_streaming_in_small_chunks_gives_the_same_file(
+    fixture_dir, sentences, tmp_path, state, batch_size
+):
+    model = BiLM.from_files(fixture_dir / "options.json", fixture_dir / "lm_weights.hdf5", state)
+    source = write_lines(tmp_path / "in.txt", sentences * 2)
+    outputs, calls = [], []
+    embed_sentences = model.embed_sentences
+    model.embed_sentences = lambda chunk, *a, **k: (
+        calls.append(len(chunk)) or embed_sentences(chunk, *a, **k)
+    )
+    for chunk_lines in (3, 8192):
+        model.reset_states()
+        target = tmp_path / f"{chunk_lines}.hdf5"
+        written = embed_file(
+            model, source, target, batch_size, chunk_lines=chunk_lines, progress=False
+        )
+        assert written == 12
+        with h5py.File(target, "r") as handle:
+            outputs.append([handle[str(i)][...] for i in range(written)])
+    # Chunks of 3 lines (rounded to whole batches when stateful), then the whole file at once.
+    assert calls == ([3, 3, 3, 3] if state == "warm" else [2, 2, 2, 2, 2, 2]) + [12]
+    for small, whole in zip(*outputs, strict=True):
+        np.testing.assert_allclose(small, whole, atol=1e-6, rtol=0)
+
+
+def test_empty_lines_give_empty_datasets(fixture_dir, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b\n\n   \nc", encoding="utf-8")
+    target = tmp_path / "out.hdf5"
+    main([str(source), str(target), *model_args(fixture_dir), "--no-progress"])
+    with h5py.File(target, "r") as handle:
+        assert [handle[str(i)].shape for i in range(4)] == [
+            (3, 2, 32),
+            (3, 0, 32),
+            (3, 0, 32),
+            (3, 1, 32),
+        ]
+
+
+def test_bad_input_and_bad_weights_give_one_line_errors(fixture_dir, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"fine line\nbad \xff byte\n")
+    with pytest.raises(SystemExit, match=r"in\.txt:2: not valid UTF-8"):
+        main([str(source), str(tmp_path / "o.hdf5"), *model_args(fixture_dir), "--no-progress"])
+    assert not (tmp_path / "o.hdf5").exists()
+    broken = tmp_path / "w.hdf5"
+    broken.write_bytes(b"not hdf5")
+    arguments = ["--options-file", str(fixture_dir / "options.json"), "--weight-file", str(broken)]
+    with pytest.raises(SystemExit, match=r"w\.hdf5: not a readable HDF5 weights file"):
+        main([str(source), str(tmp_path / "o.hdf5"), *arguments])
+    with pytest.raises(SystemExit, match="input file not found"):
+        main([str(tmp_path / "missing.txt"), str(tmp_path / "o.hdf5"), *model_args(fixture_dir)])
+
+
+def test_token_cache_is_reused_across_calls(fixture_dir, sentences):
+    model = BiLM.from_files(fixture_dir / "options.json", fixture_dir / "lm_weights.hdf5")
+    cache: dict[str, torch.Tensor] = {}
+    first = model.embed_sentences(sentences, token_cache=cache)
+    assert set(cache) == {t for s in sentences for t in s}
+    cached = dict(cache)
+    second = model.embed_sentences(sentences, token_cache=cache)
+    assert all(cache[t] is cached[t] for t in cached)
+    for a, b in zip(first, second, strict=True):
+        assert torch.equal(a, b)

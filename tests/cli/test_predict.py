@@ -1,0 +1,181 @@
+"""`ner-predict` (ner/predict.py): formats, stdin, scoring and bad input, on the tiny model."""
+
+import io
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from tiny_tagger import corpus, one_thread, saved_model
+
+from ner.cli.predict import main
+
+# line 4 is not UTF-8, line 5 holds NUL bytes, line 7 is a 5,000-token "sentence"
+LONG_LINE = " ".join(["Rome", "and"] * 2500)
+TEXT_INPUT = b"\n".join(
+    [
+        b"Peter Smith lives in Rome. Anna went to Berlin!",
+        b"",
+        "“Mary” flew to Paris, didn't she?".encode(),
+        b"caf\xe9 in Rome",
+        b"bin\x00ary",
+        b"   ",
+        LONG_LINE.encode(),
+        b"John Smith went to Paris .",
+    ]
+)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_thread():
+        yield
+
+
+def run(
+    args: list[str], capsys, stdin: bytes | None = None, monkeypatch=None
+) -> tuple[int, str, str]:
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    status = main([str(saved_model()), *args, "--threads", "1"])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_text_input_to_jsonl_one_record_per_line(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "in.txt"
+    source.write_bytes(TEXT_INPUT)
+    status, out, err = run([str(source)], capsys)
+    assert status == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    lines = TEXT_INPUT.split(b"\n")
+    assert [r["line"] for r in records] == list(range(1, len(lines) + 1))
+    for record, raw in zip(records, lines, strict=True):
+        if "error" in record:
+            continue
+        text = raw.decode()
+        assert record["text"] == text
+        assert all(text[t["start"] : t["end"]] == t["text"] for t in record["tokens"])
+        assert all(text[e["start"] : e["end"]] == e["text"] for e in record["entities"])
+    assert [(e["text"], e["type"]) for e in records[0]["entities"]] == [
+        ("Peter Smith", "PER"),
+        ("Rome", "LOC"),
+        ("Anna", "PER"),
+        ("Berlin", "LOC"),
+    ]
+    assert records[1]["tokens"] == [] and records[5]["tokens"] == []
+    assert "0xe9 at column 4 is not valid utf-8" in records[3]["error"]
+    assert "NUL" in records[4]["error"]
+    assert len(records[6]["tokens"]) == 5000
+    assert [e["text"] for e in records[7]["entities"]] == ["John Smith", "Paris"]
+    assert "line 4" in err and "line 5" in err and "2 lines skipped" in err
+
+
+def test_other_encoding_reads_the_line(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"caf\xe9 in Rome\n")
+    status, out, _ = run([str(source), "--encoding", "latin-1"], capsys)
+    assert status == 0
+    assert json.loads(out)["text"] == "café in Rome"
+
+
+def test_stdin_tokens_to_conll(capsys, monkeypatch) -> None:
+    stdin = b"John Smith went to Paris .\n\nAnna likes Rome .\n"
+    status, out, _ = run(
+        ["-", "--input-format", "tokens", "--format", "conll"], capsys, stdin, monkeypatch
+    )
+    assert status == 0
+    assert out == (
+        "John\tB-PER\nSmith\tI-PER\nwent\tO\nto\tO\nParis\tB-LOC\n.\tO\n\n"
+        "Anna\tB-PER\nlikes\tO\nRome\tB-LOC\n.\tO\n\n"
+    )
+
+
+def test_tag_scheme_option(capsys, monkeypatch) -> None:
+    status, out, _ = run(
+        ["-", "--input-format", "tokens", "--format", "conll", "--tag-scheme", "bioes"],
+        capsys,
+        b"John Smith went to Paris .\n",
+        monkeypatch,
+    )
+    assert status == 0
+    assert [line.split("\t")[1] for line in out.split("\n") if line] == [
+        "B-PER",
+        "E-PER",
+        "O",
+        "O",
+        "S-LOC",
+        "O",
+    ]
+
+
+def conll_text(tagged: bool) -> str:
+    blocks = ["-DOCSTART- -X- O\n"]
+    for tokens, tags in corpus():
+        blocks.append(
+            "".join(
+                f"{t} NNP {g}\n" if tagged else f"{t}\n" for t, g in zip(tokens, tags, strict=True)
+            )
+        )
+    return "\n".join(blocks)
+
+
+def test_conll_input_is_scored(tmp_path: Path, capsys) -> None:
+    source, scores = tmp_path / "gold.conll", tmp_path / "scores.json"
+    source.write_text(conll_text(tagged=True))
+    status, out, err = run(
+        [str(source), "--input-format", "conll", "--format", "conll", "--scores", str(scores)],
+        capsys,
+    )
+    assert status == 0
+    lines = out.split("\n")
+    assert lines[0] == "-DOCSTART- -X- O"
+    assert lines[2] == "John NNP B-PER\tB-PER"  # input line + prediction in the gold's scheme
+    result = json.loads(scores.read_text())
+    assert result["f1"] == 100.0 and result["strict"]["f1"] == 100.0  # it memorised these
+    assert result["sentences"] == len(corpus()) and result["scheme"] == "iob2"
+    assert "F1 100.00" in err
+
+
+def test_untagged_conll_input_to_jsonl(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "plain.conll"
+    source.write_text(conll_text(tagged=False))
+    status, out, err = run([str(source), "--input-format", "conll"], capsys)
+    assert status == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert len(records) == len(corpus())
+    assert records[0]["text"] == "John Smith lives in Paris ."
+    assert records[0]["gold_tags"] is None and records[0]["line"] == 3
+    assert "scored" not in err
+
+
+def test_conll_sentence_with_bad_bytes_is_skipped_alone(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "bad.conll"
+    source.write_bytes(b"Anna B-PER\nin\xff O\n\nJohn B-PER\nSmith I-PER\n")
+    status, out, err = run([str(source), "--input-format", "conll"], capsys)
+    assert status == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert "error" in records[0] and "line 2" in records[0]["error"]
+    assert records[1]["text"] == "John Smith"
+    assert "1 sentences skipped" in err
+
+
+def test_model_of_another_version_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    model = Path(shutil.copytree(saved_model(), tmp_path / "model"))
+    manifest = json.loads((model / "archive.json").read_text())
+    manifest["format_version"] = 0
+    (model / "archive.json").write_text(json.dumps(manifest))
+    source = tmp_path / "in.txt"
+    source.write_text("Rome\n")
+    status = main([str(model), str(source)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "cannot load model" in err and "format version 0" in err
+
+
+def test_missing_input_and_bad_options(tmp_path: Path, capsys) -> None:
+    status, _, err = run([str(tmp_path / "missing.txt")], capsys)
+    assert status == 1 and "missing.txt" in err
+    status, _, err = run([str(tmp_path), "--batch-size", "0"], capsys)
+    assert status == 2 and "--batch-size must be positive" in err

@@ -1,0 +1,256 @@
+"""The `Tagger` API and the model directory (ner/inference.py, ner/archive.py) on a tiny real
+model trained on the fixture biLM (tests/tiny_tagger.py)."""
+
+import itertools
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from tiny_tagger import FIXTURE, corpus, one_thread, saved_model, train_tagger
+
+from ner.bilm.char_ids import batch_to_ids
+from ner.data.tag_schemes import tags_to_spans
+from ner.serving.archive import FORMAT_VERSION, ArchiveError, load_archive
+from ner.serving.tagger import Tagger
+from ner.tagger.dataset import collate
+
+TEXTS = [
+    "Peter Smith lives in Rome. Anna went to London!",
+    "“Mary” flew from Berlin to Paris on Monday, didn't she?",
+    "",
+    "   ",
+    "no entities here",
+]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    with one_thread():
+        yield
+
+
+@pytest.fixture(scope="module")
+def tagger() -> Tagger:
+    return Tagger.load(saved_model())
+
+
+def edit_manifest(directory: Path, **model_config) -> None:
+    manifest = json.loads((directory / "archive.json").read_text())
+    manifest["model_config"].update(model_config)
+    (directory / "archive.json").write_text(json.dumps(manifest))
+
+
+def copy_model(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(saved_model(), tmp_path / "model"))
+
+
+def test_offsets_index_the_input(tagger: Tagger) -> None:
+    for text, result in zip(TEXTS, tagger.predict(TEXTS), strict=True):
+        assert result.text == text
+        assert len(result.tags) == len(result.tokens)
+        assert all(text[t.start : t.end] == t.text for t in result.tokens)
+        for entity in result.entities:
+            assert text[entity.start : entity.end] == entity.text
+            first, last = result.tokens[entity.token_start], result.tokens[entity.token_end - 1]
+            assert (first.start, last.end) == (entity.start, entity.end)
+            assert 0.0 < entity.confidence <= 1.0
+        # entities are exactly the chunks of the tags
+        spans = tags_to_spans(result.tags, "iob2")  # the corpus's scheme, by default
+        assert [(e.type, e.token_start, e.token_end) for e in result.entities] == [
+            tuple(s) for s in spans
+        ]
+        for start, end in result.sentences:
+            assert 0 <= start < end <= len(result.tokens)
+
+
+def test_trained_model_tags_raw_text(tagger: Tagger) -> None:
+    (result,) = tagger.predict("Peter Smith lives in Rome. Anna went to Berlin!")
+    found = [(e.text, e.type, e.start, e.end) for e in result.entities]
+    assert found == [
+        ("Peter Smith", "PER", 0, 11),
+        ("Rome", "LOC", 21, 25),
+        ("Anna", "PER", 27, 31),
+        ("Berlin", "LOC", 40, 46),
+    ]
+    assert all(e.confidence > 0.5 for e in result.entities)
+    assert [(a, b) for a, b in result.sentences] == [(0, 6), (6, 11)]
+    record = result.to_json()
+    assert record["entities"][0] == {
+        "text": "Peter Smith",
+        "type": "PER",
+        "start": 0,
+        "end": 11,
+        "token_start": 0,
+        "token_end": 2,
+        "confidence": round(result.entities[0].confidence, 6),
+    }
+    assert record["sentences"] == [{"start": 0, "end": 26}, {"start": 27, "end": 47}]
+
+
+def test_empty_and_whitespace_texts(tagger: Tagger) -> None:
+    for result in tagger.predict(["", " \n\t "]):
+        assert (result.tokens, result.tags, result.entities, result.sentences) == ([], [], [], [])
+    assert tagger.predict([]) == []
+
+
+def test_pretokenized_sentences(tagger: Tagger) -> None:
+    tokens = ["John", "Smith", "went", "to", "Paris", "."]
+    (result,) = tagger.predict_tokens([tokens])
+    assert result.text == "John Smith went to Paris ."
+    assert [t.text for t in result.tokens] == tokens
+    assert [(e.text, e.type) for e in result.entities] == [("John Smith", "PER"), ("Paris", "LOC")]
+
+
+def test_output_tag_scheme(tmp_path: Path) -> None:
+    iob2 = Tagger.load(saved_model())  # the training corpus's scheme
+    bioes = Tagger.load(saved_model(), tag_scheme="bioes")
+    text = [" ".join(tokens) for tokens, _ in corpus()]
+    for a, b in zip(bioes.predict(text), iob2.predict(text), strict=True):
+        assert not any(tag[0] in "ES" for tag in b.tags)
+        assert tags_to_spans(b.tags, "iob2") == tags_to_spans(a.tags, "bioes")
+        assert a.entities == b.entities
+
+
+def test_long_line_is_tagged_in_pieces(tagger: Tagger) -> None:
+    text = " ".join(["Rome"] * 2500 + ["and", "Anna"] * 1249 + ["Anna", "."])
+    (result,) = Tagger.load(saved_model(), max_length=300).predict(text)
+    assert len(result.tokens) == len(result.tags) == 5000
+    assert all(text[t.start : t.end] == t.text for t in result.tokens)
+    assert result.entities and all(text[e.start : e.end] == e.text for e in result.entities)
+    # the pieces are the sentence cut every 300 tokens: the first piece is tagged on its own
+    (first,) = tagger.predict(" ".join(["Rome"] * 300))
+    assert result.tags[:300] == first.tags
+
+
+def test_round_trip_gives_identical_predictions(tmp_path: Path) -> None:
+    original = train_tagger()
+    before = [r.to_json() for r in original.predict(TEXTS)]
+    original.save(tmp_path / "model")
+    loaded = Tagger.load(tmp_path / "model")
+    assert [r.to_json() for r in loaded.predict(TEXTS)] == before
+    saved = original.model.state_dict()
+    for name, tensor in loaded.model.state_dict().items():
+        assert torch.equal(tensor, saved[name]), name
+    assert loaded.encoder.to_json() == original.encoder.to_json()
+
+
+def test_model_directory_contents() -> None:
+    directory = saved_model()
+    manifest = json.loads((directory / "archive.json").read_text())
+    assert manifest["format_version"] == FORMAT_VERSION
+    assert manifest["model_config"]["tag_scheme"] == "bioes"
+    assert manifest["bilm"]["weights"]["file"] == "bilm/weights.hdf5"  # small: embedded
+    assert (directory / "bilm" / "weights.hdf5").read_bytes() == (
+        FIXTURE / "lm_weights.hdf5"
+    ).read_bytes()
+    encoder = json.loads((directory / "vocabularies" / "encoder.json").read_text())
+    assert encoder["tags"][0] == "O" and "paris" in encoder["words"]["items"]
+    assert manifest["metadata"]["corpus_scheme"] == "iob2"
+    archive = load_archive(directory)
+    assert archive.config == {"note": "tests/tiny_tagger.py"}
+    assert archive.bilm is not None and archive.bilm.state == "warm"
+
+
+@pytest.mark.slow
+def test_loading_needs_neither_hydra_nor_training_data() -> None:
+    code = (
+        "import sys; import ner; assert 'torch' not in sys.modules; "
+        "from ner import Tagger; "
+        f"t = Tagger.load({str(saved_model())!r}); "
+        "print(len(t.predict(['Anna likes Rome.'])[0].entities)); "
+        "assert not any(m.split('.')[0] in ('hydra', 'omegaconf', 'datasets') for m in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"
+
+
+def test_large_bilm_is_referenced_not_copied(tmp_path: Path) -> None:
+    bilm_dir = tmp_path / "bilm"
+    shutil.copytree(FIXTURE, bilm_dir)
+    tagger = train_tagger(steps=1)
+    tagger.bilm_files = type(tagger.bilm_files)(
+        str(bilm_dir / "options.json"), str(bilm_dir / "lm_weights.hdf5"), state="warm"
+    )
+    tagger.save(tmp_path / "model", embed_bilm_max_bytes=1000)
+    manifest = json.loads((tmp_path / "model" / "archive.json").read_text())
+    assert manifest["bilm"]["weights"]["source"] == str(bilm_dir / "lm_weights.hdf5")
+    assert not (tmp_path / "model" / "bilm").exists()
+    Tagger.load(tmp_path / "model")
+    (bilm_dir / "lm_weights.hdf5").write_bytes(b"not the weights")
+    with pytest.raises(ArchiveError, match=r"biLM weights file .*checksum mismatch"):
+        Tagger.load(tmp_path / "model")
+    (bilm_dir / "lm_weights.hdf5").unlink()
+    with pytest.raises(ArchiveError, match=r"biLM weights file .*no such file"):
+        Tagger.load(tmp_path / "model")
+
+
+def test_model_of_another_format_version_is_refused(tmp_path: Path) -> None:
+    directory = copy_model(tmp_path)
+    manifest = json.loads((directory / "archive.json").read_text())
+    manifest["format_version"] = FORMAT_VERSION + 1
+    manifest["package_version"] = "9.9.9"
+    (directory / "archive.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArchiveError, match=rf"format version {FORMAT_VERSION + 1} .*9\.9\.9"):
+        Tagger.load(directory)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda d: shutil.rmtree(d), "does not exist"),
+        (lambda d: (d / "archive.json").unlink(), "has no archive.json"),
+        (lambda d: (d / "archive.json").write_text("{not json"), "not valid JSON"),
+        (lambda d: (d / "archive.json").write_text('{"format": "other"}'), "does not describe"),
+        (lambda d: (d / "vocabularies" / "encoder.json").unlink(), "encoder.json is missing"),
+        (lambda d: (d / "weights.safetensors").write_bytes(b"garbage"), "corrupt or was changed"),
+        (lambda d: edit_manifest(d, hidden_size=7), "weights .* do not fit its model config"),
+        (lambda d: edit_manifest(d, new_option=1), "does not fit this version"),
+    ],
+)
+def test_damaged_model_directories_get_clear_errors(tmp_path: Path, damage, message) -> None:
+    directory = copy_model(tmp_path)
+    damage(directory)
+    with pytest.raises(ArchiveError, match=message):
+        Tagger.load(directory)
+
+
+def test_bad_arguments(tagger: Tagger) -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        tagger.predict("Rome", batch_size=0)
+    with pytest.raises(ValueError, match="max_length"):
+        Tagger.load(saved_model(), max_length=0)
+    with pytest.raises(ValueError, match="sentence 1 has no tokens"):
+        tagger.tag_sentences([["Rome"], []])
+
+
+def test_confidence_is_the_crf_probability_of_the_span(tagger: Tagger) -> None:
+    """Brute force: sum P(path) over all K**T tag paths whose chunks include the entity."""
+    text = "Anna met Peter Smith"
+    (result,) = tagger.predict(text)
+    assert result.entities
+    batch = collate([tagger.encoder.encode(0, [t.text for t in result.tokens], None)])
+    with torch.no_grad():
+        batch.elmo = tagger.bilm(batch_to_ids([[t.text for t in result.tokens]]))[0]
+        emissions = tagger.model.emissions(batch)[0].double()  # (T, K)
+    start, transitions, end = (s.detach().double() for s in tagger.model.crf.constrained_scores())
+    tags = tagger.model.tags
+    scores = {}
+    for path in itertools.product(range(len(tags)), repeat=len(result.tokens)):
+        score = start[path[0]] + end[path[-1]] + emissions[range(len(path)), path].sum()
+        score = score + sum(transitions[a, b] for a, b in itertools.pairwise(path))
+        if score > float("-inf"):
+            scores[path] = score
+    log_z = torch.logsumexp(torch.stack(list(scores.values())), 0)
+    for entity in result.entities:
+        wanted = (entity.type, entity.token_start, entity.token_end)
+        expected = sum(
+            float((score - log_z).exp())
+            for path, score in scores.items()
+            if wanted in tags_to_spans([tags[i] for i in path], "bioes")
+        )
+        assert entity.confidence == pytest.approx(expected, rel=1e-6)

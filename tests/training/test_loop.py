@@ -1,0 +1,106 @@
+"""The training loop in-process: early stopping, LR schedules, checkpoints, resume state."""
+
+import pytest
+import torch
+
+from ner.tagger.dataset import Encoder, Split, collate, tag_list
+from ner.tagger.model import TaggerModel
+from ner.training.checkpoint import load_checkpoint, save_checkpoint
+from ner.training.evaluation import evaluate_split
+from ner.training.loggers import NullLogger
+from ner.training.loop import Trainer
+
+TOKENS = [["John", "lives", "in", "Paris"], ["Mary", "left"], ["Rome", "is", "big"]] * 4
+TAGS = [["B-PER", "O", "O", "B-LOC"], ["B-PER", "O"], ["B-LOC", "O", "O"]] * 4
+MODEL_TAGS = tag_list({"PER", "LOC"}, "iob2")
+
+
+def make_trainer(tmp_path, lr: float, patience: int | None, scheduler=None, epochs: int = 6):
+    torch.manual_seed(0)
+    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    model = TaggerModel(
+        tags=MODEL_TAGS, tag_scheme="iob2", num_words=len(encoder.words), word_dim=8, hidden_size=8
+    )
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    split = Split("validation", TOKENS, TAGS)
+
+    def evaluate(m):
+        return evaluate_split(
+            m,
+            split,
+            examples,
+            collate,
+            corpus_scheme="iob2",
+            model_scheme="iob2",
+            batch_size=8,
+            device=torch.device("cpu"),
+        )
+
+    trainer = Trainer(
+        model,
+        optimizer,
+        scheduler(optimizer) if scheduler else None,
+        run_dir=tmp_path,
+        max_epochs=epochs,
+        patience=patience,
+        grad_norm=5.0,
+        mix_l2=0.0,
+        batch_size=4,
+        seed=1,
+        run_logger=NullLogger(),
+        extra_state={"model_config": model.config},
+        device=torch.device("cpu"),
+        progress=False,
+    )
+    return trainer, examples, evaluate
+
+
+def test_early_stopping_when_dev_f1_stalls(tmp_path):
+    trainer, examples, evaluate = make_trainer(tmp_path, lr=0.0, patience=2)
+    state = trainer.fit(examples, collate, evaluate)
+    # lr 0: the model never changes, so epoch 1 stays the best and epochs 2-3 use up the patience.
+    assert (state.epoch, state.best_epoch, state.stopped_early) == (3, 1, True)
+    assert load_checkpoint(tmp_path / "checkpoints" / "best.pt")["loop"]["epoch"] == 1
+    assert load_checkpoint(tmp_path / "checkpoints" / "last.pt")["loop"]["epoch"] == 3
+
+
+def test_lr_schedule_steps_each_epoch_and_the_loss_falls(tmp_path):
+    trainer, examples, evaluate = make_trainer(
+        tmp_path,
+        lr=0.05,
+        patience=None,
+        scheduler=lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=1, gamma=0.5),
+        epochs=4,
+    )
+    state = trainer.fit(examples, collate, evaluate)
+    assert [h["lr"] for h in state.history] == pytest.approx([0.025, 0.0125, 0.00625, 0.003125])
+    losses = [h["train/loss_per_token"] for h in state.history]
+    assert losses[-1] < losses[0]
+
+
+def test_resume_restores_model_optimizer_and_loop(tmp_path):
+    trainer, examples, evaluate = make_trainer(tmp_path, lr=0.05, patience=None, epochs=2)
+    trainer.fit(examples, collate, evaluate)
+    again, _, _ = make_trainer(tmp_path, lr=0.05, patience=None, epochs=2)
+    again.resume()
+    assert again.state.epoch == 2 and again.state.history == trainer.state.history
+    for name, value in trainer.model.state_dict().items():
+        assert torch.equal(value, again.model.state_dict()[name])
+    assert (
+        again.optimizer.state_dict()["state"].keys()
+        == trainer.optimizer.state_dict()["state"].keys()
+    )
+
+
+def test_checkpoints_are_replaced_atomically_and_bad_ones_are_named(tmp_path):
+    path = tmp_path / "c.pt"
+    save_checkpoint(path, {"x": torch.ones(2)})
+    save_checkpoint(path, {"x": torch.zeros(2)})
+    assert torch.equal(load_checkpoint(path)["x"], torch.zeros(2))
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+    path.write_bytes(b"garbage")
+    with pytest.raises(ValueError, match=r"c\.pt is not a readable checkpoint"):
+        load_checkpoint(path)
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        load_checkpoint(tmp_path / "missing.pt")
