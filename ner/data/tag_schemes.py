@@ -141,9 +141,13 @@ def spans_to_tags(spans: Iterable[Span], length: int, scheme: str) -> list[str]:
     return tags
 
 
-def convert_tags(tags: Sequence[str], source: str, target: str) -> list[str]:
-    """Re-encode a valid `source`-scheme tag sequence in the `target` scheme (exact, reversible)."""
-    return spans_to_tags(tags_to_spans(tags, source), len(tags), target)
+def convert_tags(
+    tags: Sequence[str], source: str, target: str, *, lenient: bool = False
+) -> list[str]:
+    """Re-encode a valid `source`-scheme tag sequence in the `target` scheme (exact, reversible).
+    `lenient` repairs an invalid sequence first (see `tags_to_spans`): for a model's own
+    predictions, which unconstrained decoding does not keep valid."""
+    return spans_to_tags(tags_to_spans(tags, source, lenient=lenient), len(tags), target)
 
 
 def repair_tags(tags: Sequence[str], scheme: str) -> tuple[list[str], int]:

@@ -81,14 +81,17 @@ def tag_list(types: set[str], scheme: str) -> list[str]:
     return ["O"] + [f"{prefix}-{kind}" for kind in sorted(types) for prefix in prefixes]
 
 
-def convert_split(tags: list[list[str]], source: str, target: str, split: str) -> list[list[str]]:
-    """Convert every sentence's tags, naming the split and sentence of an invalid one."""
+def convert_split(
+    tags: list[list[str]], source: str, target: str, split: str, *, lenient: bool = False
+) -> list[list[str]]:
+    """Convert every sentence's tags, naming the split and sentence of an invalid one; `lenient`
+    (for predictions) repairs invalid sequences instead."""
     if source not in SCHEMES or target not in SCHEMES:
         raise ValueError(f"tag schemes must be among {SCHEMES}, got {source!r} → {target!r}")
     converted = []
     for index, sentence in enumerate(tags):
         try:
-            converted.append(convert_tags(sentence, source, target))
+            converted.append(convert_tags(sentence, source, target, lenient=lenient))
         except TagSchemeError as error:
             raise TagSchemeError(f"{split} sentence {index}: {error}", error.position) from None
     return converted

@@ -74,7 +74,10 @@ def evaluate_split(
         desc=f"tagging {split.name}",
     )
     seconds = time.perf_counter() - started
-    predicted = convert_split(predicted, model_scheme, corpus_scheme, f"predicted {split.name}")
+    # Lenient: with model.constrain_decoding=false, Viterbi may return invalid sequences.
+    predicted = convert_split(
+        predicted, model_scheme, corpus_scheme, f"predicted {split.name}", lenient=True
+    )
     scores = evaluate_tags(split.tags, predicted, corpus_scheme)
     if predictions_file is not None:
         write_predictions(predictions_file, split.tokens, split.tags, predicted)

@@ -1,0 +1,50 @@
+"""Scoring a split: predictions of an unconstrained model are decoded leniently, never rejected."""
+
+import torch
+
+from ner.tagger.dataset import Encoder, Split, collate, tag_list
+from ner.tagger.model import TaggerModel
+from ner.training.evaluation import evaluate_split
+
+TOKENS = [["John", "lives", "in", "Paris"], ["Mary", "left"]]
+GOLD = [["I-PER", "O", "O", "I-LOC"], ["I-PER", "O"]]  # IOB1, as the CoNLL-2003 files
+MODEL_TAGS = tag_list({"PER", "LOC"}, "bioes")
+
+
+def always_inside_per(constrain: bool) -> TaggerModel:
+    """A BIOES model whose emissions favour ``I-PER`` on every token (zero transitions), so that
+    unconstrained Viterbi yields the invalid ``I-PER I-PER …``."""
+    model = TaggerModel(
+        tags=MODEL_TAGS, tag_scheme="bioes", constrain_decoding=constrain, num_words=20, word_dim=4
+    )
+    with torch.no_grad():
+        model.projection.weight.zero_()
+        model.projection.bias.zero_()
+        model.projection.bias[MODEL_TAGS.index("I-PER")] = 5.0
+        crf = model.crf
+        for scores in (crf.start_transitions, crf.transitions, crf.end_transitions):
+            scores.zero_()
+    return model
+
+
+def test_unconstrained_invalid_predictions_are_scored_leniently(tmp_path):
+    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    examples = [encoder.encode(i, tokens, None) for i, tokens in enumerate(TOKENS)]
+    model = always_inside_per(constrain=False)
+    assert model.decode(collate(examples))[1] == [MODEL_TAGS.index("I-PER")] * 2
+    predictions = tmp_path / "predictions.txt"
+    scores = evaluate_split(
+        model,
+        Split("validation", TOKENS, GOLD),
+        examples,
+        collate,
+        corpus_scheme="iob1",
+        model_scheme="bioes",
+        batch_size=8,
+        device=torch.device("cpu"),
+        predictions_file=predictions,
+    )
+    # Lenient decoding: each sentence is one PER chunk over all its tokens (IOB1: I-PER …).
+    lines = predictions.read_text().split("\n\n")[1].split("\n")
+    assert lines == ["Mary I-PER I-PER", "left O I-PER"]
+    assert 0.0 <= scores["f1"] <= 100.0 and scores["precision"] == 0.0
