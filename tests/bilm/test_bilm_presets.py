@@ -6,7 +6,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-import ner.cli.train  # noqa: F401  (registers the `project_root` resolver used by conf/config.yaml)
+import ner.training.run  # noqa: F401  (registers the `project_root` resolver used by conf/config.yaml)
 from ner.bilm.bilm import BiLM
 from ner.bilm.options import BiLMOptions
 from ner.bilm.weights import count_parameters

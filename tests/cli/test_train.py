@@ -16,11 +16,11 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-import ner.cli.train  # registers the ${project_root:} resolver; glove_rows
-from ner.cli.evaluate import evaluate_run
+import ner.training.run  # registers the ${project_root:} resolver; glove_rows
 from ner.common.paths import PROJECT_ROOT
 from ner.tagger.dataset import Encoder, Split, check_label_sets
 from ner.training.checkpoint import load_checkpoint
+from ner.training.reevaluate import evaluate_run
 
 FIXTURE = PROJECT_ROOT.parent / "shared" / "fixtures" / "elmo"
 PEOPLE = ["John Smith", "Mary", "Peter Jones", "Anna Karenina", "Bob"]
@@ -311,14 +311,14 @@ def test_glove_member_of_a_zip_with_several_files(tmp_path):
         "embeddings.glove.member=glove.6B.5d.txt",
         "embeddings.glove.dim=5",
     )
-    rows = ner.cli.train.glove_rows(encoder, cfg.embeddings.glove, seed=1)
+    rows = ner.training.run.glove_rows(encoder, cfg.embeddings.glove, seed=1)
     assert rows.shape == (len(encoder.words.items), 5)
     assert rows[encoder.words.items.index("paris")].tolist() == [5.0] * 5
     wrong = compose_config(
         f"embeddings.glove.source={archive}", "embeddings.glove.member=glove.6B.3d.txt"
     )
     with pytest.raises(ValueError, match=r"set embeddings\.glove\.dim=3"):
-        ner.cli.train.glove_rows(encoder, wrong.embeddings.glove, seed=1)
+        ner.training.run.glove_rows(encoder, wrong.embeddings.glove, seed=1)
 
 
 def test_label_types_missing_from_train_are_an_error():

@@ -1,0 +1,81 @@
+"""Re-evaluating a saved training run on any split of its corpus or of another corpus.
+
+The scores (seqeval default and strict, per type) are written, with a ``token gold pred``
+predictions file, next to the run: ``eval_<corpus>_<split>.{json,txt}``.
+"""
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import OmegaConf
+
+from ner.features.elmo import ElmoFeatures
+from ner.tagger.dataset import Encoder, entity_types
+from ner.tagger.model import TaggerModel
+from ner.training.checkpoint import load_checkpoint
+from ner.training.evaluation import evaluate_split
+from ner.training.setup import encode_split, load_splits
+
+logger = logging.getLogger(__name__)
+
+
+def evaluate_run(
+    run_dir: Path,
+    *,
+    split: str = "test",
+    corpus: str | None = None,
+    checkpoint: str = "best",
+    max_sentences: int | None = None,
+    batch_size: int = 256,
+    device: str = "cpu",
+) -> dict[str, Any]:
+    """Scores of the run's `checkpoint` on `split` of its own corpus (or `corpus`)."""
+    run_dir = Path(run_dir)
+    config_path = run_dir / "config.yaml"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{run_dir} is not a training run: no config.yaml")
+    config = OmegaConf.to_container(OmegaConf.load(config_path), resolve=True)
+    saved = load_checkpoint(run_dir / "checkpoints" / f"{checkpoint}.pt")
+    model = TaggerModel(**saved["model_config"])
+    model.load_state_dict(saved["model"])
+    model.to(device)
+    encoder = Encoder.from_json(saved["encoder"])
+    data_config = dict(config["data"], max_sentences=max_sentences)
+    if corpus is not None:
+        data_config.update(name=corpus, options={})
+    loaded = load_splits(data_config)
+    if split not in loaded.splits:
+        raise ValueError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
+    chosen = loaded.splits[split]
+    unknown = entity_types(chosen.tags) - {t.split("-", 1)[-1] for t in model.tags}
+    if unknown:
+        logger.warning("%s has types the model never predicts: %s", split, sorted(unknown))
+    elmo = None
+    if model.elmo_mix is not None:
+        elmo = ElmoFeatures(
+            config["elmo"],
+            cache=config["embeddings"]["elmo"]["cache"],
+            device=torch.device(device),
+            progress=False,
+        )
+    encoded = encode_split(
+        chosen, encoder, loaded.scheme, saved["model_config"]["tag_scheme"], elmo, with_tags=False
+    )
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(data_config["name"]).name)
+    scores = evaluate_split(
+        model,
+        chosen,
+        encoded.examples,
+        encoded.make_batch,
+        corpus_scheme=loaded.scheme,
+        model_scheme=saved["model_config"]["tag_scheme"],
+        batch_size=batch_size,
+        device=torch.device(device),
+        predictions_file=run_dir / f"eval_{name}_{split}.txt",
+    )
+    (run_dir / f"eval_{name}_{split}.json").write_text(json.dumps(scores, indent=1))
+    return scores

@@ -1,0 +1,320 @@
+"""A training run from a composed config: data, features, model, training, final evaluation.
+
+Writes into the run dir: ``config.yaml`` (resolved), ``checkpoints/{best,last}.pt``,
+``results.json``, ``predictions_{dev,test}.txt`` and the ``model/`` archive. With ``resume``
+set it continues a killed run from its ``last.pt`` with that run's saved config.
+"""
+
+import json
+import logging
+import random
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from hydra.core.hydra_config import HydraConfig
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from ner.common.paths import PROJECT_ROOT
+from ner.common.threads import cpu_threads
+from ner.features.elmo import ElmoFeatures
+from ner.serving.archive import BiLMFiles
+from ner.serving.tagger import save_tagger
+from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list
+from ner.tagger.model import TaggerModel
+from ner.training.checkpoint import load_checkpoint
+from ner.training.evaluation import evaluate_split
+from ner.training.loggers import NullLogger
+from ner.training.loop import Trainer
+from ner.training.setup import encode_split, load_splits
+
+logger = logging.getLogger(__name__)
+
+if not OmegaConf.has_resolver("project_root"):
+    OmegaConf.register_new_resolver("project_root", lambda: str(PROJECT_ROOT))
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def git_commit() -> str | None:
+    """The repository's HEAD commit (with ``-dirty`` when there are local changes), if any."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return f"{commit}-dirty" if dirty else commit
+
+
+def pick_device(name: str) -> torch.device:
+    """``auto`` → CUDA when available, else CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def glove_rows(encoder: Encoder, glove_config: dict[str, Any], seed: int) -> torch.Tensor:
+    """Word-embedding init (V, dim): GloVe rows where found, else N(0, σ_GloVe); row 0 = padding."""
+    from ner.embeddings.glove import load_glove
+
+    vectors = load_glove(
+        glove_config["source"],
+        vocabulary=encoder.words.items,
+        member=glove_config.get("member"),
+        sha256=glove_config.get("sha256"),
+    )
+    if vectors.dim != glove_config["dim"]:
+        raise ValueError(
+            f"{glove_config['source']} has {vectors.dim}-d vectors but embeddings.glove.dim is "
+            f"{glove_config['dim']}; set embeddings.glove.dim={vectors.dim}"
+        )
+    found = torch.from_numpy(np.asarray(vectors.found, dtype=bool))
+    weights = torch.from_numpy(np.asarray(vectors.vectors, dtype=np.float32)).clone()
+    std = float(weights[found].std()) if found.any() else 1.0
+    generator = torch.Generator().manual_seed(seed)
+    random_rows = torch.randn(weights.shape, generator=generator) * std
+    weights = torch.where(found.unsqueeze(1), weights, random_rows)
+    weights[0] = 0.0
+    logger.info(
+        "GloVe %s: %d/%d vocabulary words found",
+        glove_config["source"],
+        int(found.sum()),
+        len(found),
+    )
+    return weights
+
+
+def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> dict[str, Any]:
+    """The plain-dict `TaggerModel` config: the model node plus vocabulary-dependent sizes."""
+    embeddings = cfg.embeddings
+    config = OmegaConf.to_container(cfg.model, resolve=True)
+    config.pop("_target_", None)
+    config.update(
+        tags=encoder.tags,
+        num_words=len(encoder.words) if embeddings.glove else 0,
+        word_trainable=bool(embeddings.glove and embeddings.glove.trainable),
+        num_chars=len(encoder.chars) if embeddings.char else 0,
+        elmo_dim=elmo.output_dim if elmo is not None else 0,
+        elmo_layers=elmo.num_layers if elmo is not None else 3,
+    )
+    if embeddings.glove:
+        config["word_dim"] = int(embeddings.glove.dim)
+    if embeddings.char:
+        config.update(
+            char_dim=embeddings.char.dim,
+            char_filters=embeddings.char.filters,
+            char_width=embeddings.char.width,
+        )
+    return config
+
+
+def save_model(
+    run_dir: Path, model: TaggerModel, encoder: Encoder, cfg: DictConfig, corpus_scheme: str
+) -> None:
+    """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load."""
+    bilm = None
+    if cfg.embeddings.elmo:
+        bilm = BiLMFiles(
+            options=str(cfg.elmo.options_file),
+            weights=str(cfg.elmo.weight_file),
+            state=str(cfg.elmo.get("state", "warm")),
+        )
+    save_tagger(
+        run_dir / "model",
+        model,
+        encoder,
+        bilm,
+        corpus_scheme=corpus_scheme,
+        config=OmegaConf.to_container(cfg, resolve=True),
+    )
+
+
+def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
+    """The output dir and the config to use; with ``resume=DIR`` that run's own saved config."""
+    if not cfg.get("resume"):
+        return Path(HydraConfig.get().runtime.output_dir), cfg, False
+    run_dir = Path(cfg.resume).expanduser().resolve()
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        raise FileNotFoundError(f"resume={cfg.resume}: no config.yaml in {run_dir}")
+    if not (run_dir / "checkpoints" / "last.pt").is_file():
+        raise FileNotFoundError(f"resume={cfg.resume}: no checkpoints/last.pt in {run_dir}")
+    logger.info("resuming %s with its saved config (other overrides are ignored)", run_dir)
+    return run_dir, OmegaConf.load(saved), True
+
+
+def train(cfg: DictConfig) -> dict[str, Any]:
+    """Train, select on dev F1, evaluate the best epoch on dev and test, write the run's files."""
+    started = time.perf_counter()
+    run_dir, cfg, resuming = run_dir_and_config(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if not resuming:
+        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    # The logger starts before seeding: W&B's start-up must not shift the training RNG streams.
+    run_logger = instantiate(cfg.logger) if cfg.logger else NullLogger()
+    resume_id = None
+    if resuming:
+        resume_id = load_checkpoint(run_dir / "checkpoints" / "last.pt").get("wandb_run_id")
+    run_logger.start(run_dir, OmegaConf.to_container(cfg, resolve=True), resume_id)
+    try:
+        results = fit_and_evaluate(cfg, run_dir, resuming, run_logger)
+        results["time_seconds"]["total"] = time.perf_counter() - started
+        (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+        run_logger.log_final(results)
+    finally:
+        run_logger.finish()
+    return results
+
+
+def fit_and_evaluate(
+    cfg: DictConfig, run_dir: Path, resuming: bool, run_logger: NullLogger
+) -> dict[str, Any]:
+    """Build data, features and model from `cfg`, train, and score the best epoch."""
+    started = time.perf_counter()
+    commit = git_commit()  # the code that runs, before anyone can commit during a long run
+    device = pick_device(cfg.trainer.device)
+    torch.set_num_threads(cpu_threads(cfg.trainer.num_threads))
+    progress = bool(cfg.progress)
+
+    corpus = load_splits(OmegaConf.to_container(cfg.data, resolve=True))
+    splits = corpus.splits
+    check_label_sets(splits)
+    model_scheme = cfg.model.tag_scheme
+    tags = tag_list(entity_types(splits["train"].tags), model_scheme)
+    encoder = Encoder.build(
+        [s for split in splits.values() for s in split.tokens],
+        tags,
+        max_chars=cfg.embeddings.char.max_chars if cfg.embeddings.char else 50,
+    )
+    elmo = None
+    if cfg.embeddings.elmo:
+        elmo = ElmoFeatures(
+            OmegaConf.to_container(cfg.elmo, resolve=True),
+            cache=cfg.embeddings.elmo.cache,
+            device=device,
+            progress=progress,
+        )
+    prepared_at = time.perf_counter()
+    encoded = {
+        name: encode_split(split, encoder, corpus.scheme, model_scheme, elmo)
+        for name, split in splits.items()
+    }
+    features_at = time.perf_counter()
+
+    config = model_config(cfg, encoder, elmo)
+    # Seeded here, after the features: whether the biLM had to be loaded (a cache miss) must
+    # not change the model's initialisation or the dropout stream.
+    seed_everything(cfg.seed)
+    model: TaggerModel = instantiate(cfg.model, _convert_="all", **config)
+    # glove.source null: word embeddings trained from a random init (no pretrained vectors).
+    if cfg.embeddings.glove and cfg.embeddings.glove.source and not resuming:
+        model.word_embedding.weight.data.copy_(glove_rows(encoder, cfg.embeddings.glove, cfg.seed))
+    model.to(device)
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    optimizer = instantiate(cfg.trainer.optimizer)(parameters)
+    schedule = cfg.trainer.get("scheduler")
+    scheduler = instantiate(schedule)(optimizer) if schedule else None
+
+    trainer = Trainer(
+        model,
+        optimizer,
+        scheduler,
+        run_dir=run_dir,
+        max_epochs=cfg.trainer.max_epochs,
+        patience=cfg.trainer.patience,
+        grad_norm=cfg.trainer.grad_norm,
+        mix_l2=cfg.embeddings.elmo.mix_l2 if elmo else 0.0,
+        batch_size=cfg.data.batch_size,
+        seed=cfg.seed,
+        run_logger=run_logger,
+        extra_state={
+            "model_config": config,
+            "encoder": encoder.to_json(),
+            "corpus_scheme": corpus.scheme,
+        },
+        device=device,
+        progress=progress,
+    )
+    if resuming:
+        trainer.resume()
+
+    def evaluate(split_name: str, predictions: Path | None = None) -> dict[str, Any]:
+        return evaluate_split(
+            model,
+            splits[split_name],
+            encoded[split_name].examples,
+            encoded[split_name].make_batch,
+            corpus_scheme=corpus.scheme,
+            model_scheme=model_scheme,
+            batch_size=cfg.trainer.eval_batch_size,
+            device=device,
+            predictions_file=predictions,
+            progress=progress,
+        )
+
+    state = trainer.fit(
+        encoded["train"].examples,
+        encoded["train"].make_batch,
+        lambda _: evaluate("validation"),
+    )
+    best = load_checkpoint(run_dir / "checkpoints" / "best.pt")
+    model.load_state_dict(best["model"])
+    evaluated_at = time.perf_counter()
+    dev = evaluate("validation", run_dir / "predictions_dev.txt")
+    test = evaluate("test", run_dir / "predictions_test.txt")
+    results = {
+        "dev": dev,
+        "test": test,
+        "best_epoch": state.best_epoch,
+        "epochs_run": state.epoch,
+        "stopped_early": state.stopped_early,
+        "seed": cfg.seed,
+        "corpus_scheme": corpus.scheme,
+        "model_scheme": model_scheme,
+        "sentences": {name: len(s.tokens) for name, s in splits.items()},
+        "tokens": {name: s.num_tokens for name, s in splits.items()},
+        "time_seconds": {
+            "prepare_data": prepared_at - started,
+            "elmo_features": features_at - prepared_at,
+            "train": state.train_seconds,
+            "dev_eval_during_training": state.dev_seconds,
+            "final_eval": time.perf_counter() - evaluated_at,
+        },
+        "train_tokens_per_second": state.train_tokens / max(state.train_seconds, 1e-9),
+        "elmo_mix": model.mix_summary(),
+        "history": state.history,
+        "git_commit": commit,
+        "config": OmegaConf.to_container(cfg, resolve=True),
+    }
+    logger.info(
+        "best epoch %d/%d: dev F1 %.2f, test F1 %.2f (strict %.2f) → %s",
+        state.best_epoch,
+        state.epoch,
+        dev["f1"],
+        test["f1"],
+        test["strict"]["f1"],
+        run_dir,
+    )
+    save_model(run_dir, model, encoder, cfg, corpus.scheme)
+    return results
