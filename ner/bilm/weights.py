@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from ner.bilm.options import BiLMOptions
+from ner.common.files import atomic_path
 
 
 class WeightsError(ValueError):
@@ -104,9 +105,6 @@ def read_weights(weight_file: str | Path, options: BiLMOptions) -> dict[str, np.
 
 def write_weights(weight_file: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
     """Write datasets (name → array) as float32 in the weights.hdf5 layout, atomically."""
-    target = Path(weight_file)
-    partial = target.with_name(target.name + ".partial")
-    with h5py.File(partial, "w") as handle:
+    with atomic_path(weight_file) as partial, h5py.File(partial, "w") as handle:
         for name, values in sorted(arrays.items()):
             handle.create_dataset(name, data=np.asarray(values, dtype=np.float32))
-    partial.replace(target)

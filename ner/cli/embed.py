@@ -19,6 +19,7 @@ import torch
 from tqdm import tqdm
 
 from ner.bilm.bilm import MAX_TOKENS, STATE_MODES, BiLM
+from ner.common.files import atomic_path
 
 MAX_CACHED_TOKENS = 500_000
 
@@ -55,12 +56,12 @@ def embed_file(
     """Write all layers of every line of `input_file` to `output_file`; returns the line count."""
     if bilm.state == "stateful":  # keep batches = consecutive lines across chunk boundaries
         chunk_lines = max(batch_size, chunk_lines // batch_size * batch_size)
-    partial = output_file.with_name(output_file.name + ".partial")
     sentence_to_index: dict[str, str] = {}
     cache: dict[str, torch.Tensor] = {}
     lines = iter(read_sentences(input_file))
     written = 0
     with (
+        atomic_path(output_file) as partial,
         h5py.File(partial, "w") as out,
         tqdm(total=count_lines(input_file), unit="line", disable=not progress) as bar,
     ):
@@ -76,7 +77,6 @@ def embed_file(
             bar.update(len(chunk))
         index = out.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
         index[0] = json.dumps(sentence_to_index)
-    partial.replace(output_file)
     return written
 
 

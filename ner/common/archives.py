@@ -5,13 +5,12 @@ is refused before anything is written, and the target appears only once complete
 interrupted extraction is never mistaken for a finished one.
 """
 
-import os
-import shutil
 import tarfile
-import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
+
+from ner.common.files import atomic_directory
 
 
 class ArchiveError(ValueError):
@@ -55,20 +54,11 @@ def extract(archive: str | Path, target: str | Path, members: Sequence[str] | No
         if name not in entries:
             raise ArchiveError(f"{archive}: no entry {name!r} (it has {len(entries)} entries)")
         _check_entry(archive, name, entries[name])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
-    try:
+    with atomic_directory(target) as staging:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as zf:
                 zf.extractall(staging, members=wanted)
         else:
             with tarfile.open(archive) as tf:
                 tf.extractall(staging, members=[entries[n] for n in wanted], filter="data")
-        try:
-            os.replace(staging, target)
-        except OSError:
-            if not target.is_dir():  # else another process finished the same extraction first
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return target

@@ -8,7 +8,6 @@ holds a partial or corrupt file. Local paths and ``file://`` URLs are used in pl
 import hashlib
 import os
 import socket
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ner.common.files import atomic_write
 from ner.common.paths import data_dir
 
 NLTK_DATA_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages"
@@ -101,19 +101,10 @@ def fetch(
     target = cache_dir / f"{key[:16]}-{name}"
     if target.is_file():
         return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        dir=cache_dir, prefix=f".{name}.", suffix=".part", delete=False
-    ) as part:
-        try:
-            actual = _download(source, part, desc or name)
-            part.close()
-            if sha256 and actual != sha256:
-                raise ChecksumError(f"{source} (downloaded)", sha256, actual)
-            os.replace(part.name, target)
-        finally:
-            if os.path.exists(part.name):
-                os.unlink(part.name)
+    with atomic_write(target) as part:
+        actual = _download(source, part, desc or name)
+        if sha256 and actual != sha256:
+            raise ChecksumError(f"{source} (downloaded)", sha256, actual)
     return target
 
 

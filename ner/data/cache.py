@@ -8,14 +8,12 @@ corpora are prepared gives a new folder; the old one is simply no longer used.
 import hashlib
 import json
 import logging
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import datasets
 
+from ner.common.files import atomic_directory, file_lock, write_json
 from ner.common.paths import data_dir
 from ner.data.builder import CorpusInfo
 
@@ -34,30 +32,35 @@ def cached_corpus(
     name: str, key: dict, build: Callable[[], tuple[datasets.DatasetDict, CorpusInfo]]
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """Load the prepared corpus for `key` from ``data_dir()/corpora``, building it if needed."""
-    root = data_dir() / "corpora"
-    folder = root / f"{name}-{fingerprint(key)}"
-    if (folder / "info.json").is_file():
+    folder = data_dir() / "corpora" / f"{name}-{fingerprint(key)}"
+    if (cached := _load(folder)) is not None:
+        return cached
+    # One process builds (or repairs) the folder; concurrent runs wait and then read it.
+    with file_lock(folder):
+        if (cached := _load(folder)) is not None:
+            return cached
+        dataset, info = build()
+        bars = datasets.is_progress_bar_enabled()
+        datasets.disable_progress_bars()
         try:
-            info = CorpusInfo(**json.loads((folder / "info.json").read_text()))
-            return datasets.load_from_disk(str(folder / "arrow")), info
-        except (OSError, ValueError, TypeError) as error:  # unreadable: rebuild below
-            logger.warning("rebuilding unreadable corpus cache %s (%s)", folder, error)
-            shutil.rmtree(folder, ignore_errors=True)
-    dataset, info = build()
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=root, prefix=f".{folder.name}."))
-    bars = datasets.is_progress_bar_enabled()
-    datasets.disable_progress_bars()
-    try:
-        dataset.save_to_disk(str(staging / "arrow"))
-        (staging / "key.json").write_text(json.dumps(key, indent=1, sort_keys=True, default=str))
-        (staging / "info.json").write_text(json.dumps(info.to_dict(), indent=1))
-        os.replace(staging, folder)
-    except OSError:
-        if not (folder / "info.json").is_file():  # else a concurrent run saved it first
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if bars:
-            datasets.enable_progress_bars()
+            with atomic_directory(folder, replace=True) as staging:
+                dataset.save_to_disk(str(staging / "arrow"))
+                plain_key = json.loads(json.dumps(key, default=str, sort_keys=True))
+                write_json(staging / "key.json", plain_key)
+                write_json(staging / "info.json", info.to_dict())
+        finally:
+            if bars:
+                datasets.enable_progress_bars()
     return datasets.load_from_disk(str(folder / "arrow")), info
+
+
+def _load(folder: Path) -> tuple[datasets.DatasetDict, CorpusInfo] | None:
+    """The prepared corpus in `folder`, or None when it is missing or unreadable (rebuilt)."""
+    if not (folder / "info.json").is_file():
+        return None
+    try:
+        info = CorpusInfo(**json.loads((folder / "info.json").read_text()))
+        return datasets.load_from_disk(str(folder / "arrow")), info
+    except (OSError, ValueError, TypeError) as error:
+        logger.warning("rebuilding unreadable corpus cache %s (%s)", folder, error)
+        return None

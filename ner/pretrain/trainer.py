@@ -28,6 +28,7 @@ from tqdm import tqdm
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
+from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.paths import data_dir
 from ner.pretrain.corpus import CorpusError, EncodedCorpus, encode_corpus
 from ner.pretrain.language_model import BidirectionalLM
@@ -182,13 +183,6 @@ def train_step(
     return forward_loss.detach(), backward_loss.detach(), grad_norm, state
 
 
-def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
-    """Write atomically: a kill during the write leaves the previous checkpoint intact."""
-    partial = path.with_name(path.name + ".partial")
-    torch.save(payload, partial)
-    partial.replace(path)
-
-
 def train(cfg: DictConfig) -> dict[str, Any] | None:
     """Train (or resume) a biLM per `cfg`; rank 0 exports it and returns its metrics."""
     settings = cfg.pretrain
@@ -234,7 +228,7 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
     state = model.zero_state(local)
     checkpoint_path = output_dir / CHECKPOINT
     if checkpoint_path.exists():
-        saved = torch.load(checkpoint_path, map_location=env.device, weights_only=False)
+        saved = load_checkpoint(checkpoint_path, map_location=env.device)
         if saved["fingerprint"] != fingerprint:
             raise ValueError(
                 f"{checkpoint_path} was trained on other data ({saved['fingerprint']}, now "

@@ -19,9 +19,7 @@ are involved. Every file's sha256 is checked on load.
 """
 
 import json
-import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ner.common.downloads import fetch, is_url, sha256_file
+from ner.common.files import atomic_directory, write_json
 
 FORMAT = "ner-elmo-tagger"
 FORMAT_VERSION = 1
@@ -79,17 +78,8 @@ def _package_version() -> str:
         return "unknown"
 
 
-def _open_permissions(root: Path) -> None:
-    """Give `root` and everything in it the usual umask-based modes (mkdtemp and safetensors
-    create owner-only files, which would make a shared model unreadable to others)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    for path in [root, *root.rglob("*")]:
-        path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
-
-
 def _write_json(path: Path, content: Any) -> None:
-    path.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(path, content, indent=2)
 
 
 def _bilm_entry(bilm: BiLMFiles, target: Path, embed_max_bytes: int) -> dict[str, Any]:
@@ -134,9 +124,7 @@ def save_archive(
     loader needs (kept in the manifest). Returns the directory.
     """
     directory = Path(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-    try:
+    with atomic_directory(directory, replace=True) as staging:
         # Clones: safetensors refuses tensors that share memory; buffers and params alike.
         tensors = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
         save_file(tensors, staging / WEIGHTS, metadata={"format": FORMAT})
@@ -156,13 +144,6 @@ def save_archive(
             "sha256": {name: sha256_file(staging / name) for name in files},
         }
         _write_json(staging / MANIFEST, manifest)
-        _open_permissions(staging)
-        if directory.exists():
-            shutil.rmtree(directory)
-        os.replace(staging, directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return directory
 
 
