@@ -101,6 +101,8 @@ class Trainer:
     def _train_epoch(
         self, examples: Sequence[Example], make_batch: Callable[[list[Example]], TaggerBatch]
     ) -> tuple[float, int]:
+        """One pass over the batches; returns the summed CRF loss (without the mix penalty, so
+        that it stays comparable across `mix_l2` settings) and the number of tokens."""
         generator = np.random.default_rng([self.seed, self.state.epoch])
         batches = bucket_batches([len(e.words) for e in examples], self.batch_size, generator)
         self.model.train()
@@ -115,10 +117,12 @@ class Trainer:
         for indices in bar:
             batch = make_batch([examples[i] for i in indices]).to(self.device)
             loss = self.model(batch)["loss"]
+            objective = loss
             if self.mix_l2 and self.model.elmo_mix is not None:
-                loss = loss + self.mix_l2 * self.model.elmo_mix.scalar_parameters.pow(2).sum()
+                penalty = self.model.elmo_mix.scalar_parameters.pow(2).sum()
+                objective = loss + self.mix_l2 * penalty
             self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            objective.backward()
             if self.grad_norm:
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_norm)
             self.optimizer.step()
@@ -143,6 +147,7 @@ class Trainer:
         )
         while self.state.epoch < self.max_epochs and not self.state.stopped_early:
             started = time.perf_counter()
+            learning_rate = self.optimizer.param_groups[0]["lr"]  # the rate this epoch uses
             loss, tokens = self._train_epoch(examples, make_batch)
             trained = time.perf_counter()
             scores = evaluate_dev(self.model)
@@ -167,7 +172,7 @@ class Trainer:
                 "dev/f1": scores["f1"],
                 "dev/precision": scores["precision"],
                 "dev/recall": scores["recall"],
-                "lr": self.optimizer.param_groups[0]["lr"],
+                "lr": learning_rate,
                 "train/tokens_per_second": tokens / max(trained - started, 1e-9),
             }
             mix = self.model.mix_summary()

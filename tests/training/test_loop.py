@@ -74,7 +74,8 @@ def test_lr_schedule_steps_each_epoch_and_the_loss_falls(tmp_path):
         epochs=4,
     )
     state = trainer.fit(examples, collate, evaluate)
-    assert [h["lr"] for h in state.history] == pytest.approx([0.025, 0.0125, 0.00625, 0.003125])
+    # Each epoch logs the rate it trained with (read before the scheduler steps).
+    assert [h["lr"] for h in state.history] == pytest.approx([0.05, 0.025, 0.0125, 0.00625])
     losses = [h["train/loss_per_token"] for h in state.history]
     assert losses[-1] < losses[0]
 
@@ -104,3 +105,41 @@ def test_checkpoints_are_replaced_atomically_and_bad_ones_are_named(tmp_path):
         load_checkpoint(path)
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
         load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
+    torch.manual_seed(0)
+    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    model = TaggerModel(
+        tags=MODEL_TAGS, tag_scheme="iob2", elmo_dim=4, hidden_size=8, dropout=0.0, lstm_dropout=0.0
+    )
+    with torch.no_grad():
+        model.elmo_mix.scalar_parameters.fill_(1.0)  # a penalty of 3 × mix_l2 per batch
+    layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
+    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+
+    def make_batch(batch):
+        length = max(len(e.words) for e in batch)
+        return collate(batch, elmo=lambda indices: layers[indices][:, :, :length])
+
+    trainer = Trainer(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.0),
+        None,
+        run_dir=tmp_path,
+        max_epochs=1,
+        patience=None,
+        grad_norm=None,
+        mix_l2=10.0,
+        batch_size=4,
+        seed=1,
+        run_logger=NullLogger(),
+        extra_state={},
+        device=torch.device("cpu"),
+        progress=False,
+    )
+    state = trainer.fit(examples, make_batch, lambda m: {"f1": 0.0, "precision": 0, "recall": 0})
+    with torch.no_grad():
+        crf_loss = sum(float(model(make_batch([e]))["loss"]) for e in examples)
+    logged = state.history[0]["train/loss_per_token"] * sum(len(e.words) for e in examples)
+    assert logged == pytest.approx(crf_loss, rel=1e-5)
