@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 import datasets
 
 from ner.data.columns import ColumnFormatError, Sentence
+from ner.data.subsets import holdout_splits
 from ner.data.tag_schemes import (
     OUTSIDE,
     TagSchemeError,
@@ -34,7 +35,9 @@ class SplitSource:
 
 @dataclass
 class CorpusInfo:
-    """What preparing a corpus found: the source scheme, the output scheme, repairs, sizes."""
+    """What preparing a corpus found: the source scheme, the output scheme, repairs, sizes,
+    empty sentences dropped per split, and the held-out splits carved from train (`holdout`:
+    fraction, seed and the carved split names; None when the corpus has all three)."""
 
     name: str
     source_scheme: str
@@ -43,6 +46,8 @@ class CorpusInfo:
     tokens: dict[str, int]
     repairs: dict[str, int] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
+    dropped_empty: dict[str, int] = field(default_factory=dict)
+    holdout: dict | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -71,13 +76,36 @@ def _check_prefixes(splits: dict[str, SplitSource]) -> None:
                     ) from None
 
 
+def drop_empty(splits: dict[str, SplitSource]) -> dict[str, int]:
+    """Remove sentences without tokens (a hub row with an empty list) from `splits` in place:
+    the CRF needs at least one token per sentence. Returns how many each split lost."""
+    dropped = {}
+    for split, source in splits.items():
+        kept = [s for s in source.sentences if s.fields["tokens"]]
+        dropped[split] = len(source.sentences) - len(kept)
+        if not kept:
+            raise ColumnFormatError(f"{source.origin}: the {split} split has no non-empty sentence")
+        source.sentences = kept
+    return dropped
+
+
 def complete_splits(
-    name: str, splits: dict[str, SplitSource], validation_fraction: float | None
-) -> dict[str, SplitSource]:
-    """`splits` in train/validation/test order; a missing validation split is carved from the
-    last `validation_fraction` of train (a contiguous tail, so at most one document straddles
-    the cut). Any other missing split is an error."""
+    name: str,
+    splits: dict[str, SplitSource],
+    validation_fraction: float | None,
+    holdout: float | None = None,
+    holdout_seed: int = 0,
+) -> tuple[dict[str, SplitSource], dict | None]:
+    """`splits` in train/validation/test order, and what `holdout` carved (None if nothing).
+
+    A missing validation split is carved from the last `validation_fraction` of train (a
+    contiguous tail, so at most one document straddles the cut; the named corpora's layout).
+    With `holdout`, every missing split gets that fraction of the train sentences, picked by
+    `holdout_seed` (`ner.data.subsets`: the same sentences on every run and machine). Any other
+    missing split is an error."""
     splits = dict(splits)
+    if holdout is not None and validation_fraction is not None:
+        raise ValueError(f"{name}: pass holdout= or validation_fraction=, not both")
     if "validation" not in splits and "train" in splits and validation_fraction is not None:
         if not 0 < validation_fraction < 1:
             raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction}")
@@ -87,11 +115,20 @@ def complete_splits(
             raise ValueError(f"{name}: {len(train.sentences)} train sentences are too few to carve")
         splits["train"] = SplitSource(train.sentences[:cut], train.origin)
         splits["validation"] = SplitSource(train.sentences[cut:], train.origin)
+    carved = [s for s in SPLITS if s not in splits]
+    record = None
+    if holdout is not None and carved and "train" in splits:
+        train = splits["train"]
+        indices = holdout_splits(len(train.sentences), holdout, holdout_seed, carved)
+        for split, chosen in indices.items():
+            splits[split] = SplitSource([train.sentences[i] for i in chosen], train.origin)
+        record = {"fraction": holdout, "seed": holdout_seed, "splits": carved}
     missing = [s for s in SPLITS if s not in splits]
     if missing:
-        hint = " (pass validation_fraction= to carve one from train)" * (missing == ["validation"])
+        them = "them" if len(missing) > 1 else "it"
+        hint = f" (pass holdout=0.1 to carve {them} from train)" if "train" in splits else ""
         raise ValueError(f"{name}: no {' or '.join(missing)} split{hint}")
-    return {s: splits[s] for s in SPLITS}
+    return {s: splits[s] for s in SPLITS}, record
 
 
 def build_corpus(
@@ -101,10 +138,13 @@ def build_corpus(
     lenient: bool = False,
     tag_scheme: str | None = None,
     validation_fraction: float | None = None,
+    holdout: float | None = None,
+    holdout_seed: int = 0,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    """Complete the splits (see `complete_splits`), validate, repair (if `lenient`), convert
-    (if `tag_scheme`) and pack into Arrow."""
-    splits = complete_splits(name, splits, validation_fraction)
+    """Drop empty sentences, complete the splits (see `complete_splits`), validate, repair (if
+    `lenient`), convert (if `tag_scheme`) and pack into Arrow."""
+    dropped = drop_empty(splits)
+    splits, carved = complete_splits(name, splits, validation_fraction, holdout, holdout_seed)
     _check_prefixes(splits)
     source_scheme = guess_scheme(s.fields["tags"] for src in splits.values() for s in src.sentences)
     target = (tag_scheme or source_scheme).lower()
@@ -157,5 +197,7 @@ def build_corpus(
         },
         repairs=repairs,
         origins={split: src.origin for split, src in splits.items()},
+        dropped_empty={split: dropped.get(split, 0) for split in splits},
+        holdout=carved,
     )
     return dataset, info

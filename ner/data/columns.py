@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ner.data.lines import decode_line
+
 
 class ColumnFormatError(ValueError):
     """Malformed corpus input; the message starts with ``<file>:<line>:``."""
@@ -85,7 +87,7 @@ def _lines(path: Path, encoding: str):
     with open(path, "rb") as file:
         for number, raw in enumerate(file, 1):
             try:
-                yield number, raw.decode(encoding).rstrip("\r\n")
+                yield number, decode_line(raw, number, encoding)
             except UnicodeDecodeError as error:
                 raise ColumnFormatError(
                     f"{path}:{number}: byte {raw[error.start]:#04x} at column {error.start + 1} "
@@ -98,6 +100,7 @@ def read_column_file(path: str | Path, fmt: ColumnFormat) -> list[Sentence]:
     path = Path(path)
     width = len(fmt.columns)
     kept = [(i, name) for i, name in enumerate(fmt.columns) if name != "_"]
+    token_index = list(fmt.columns).index("tokens")
     sentences: list[Sentence] = []
     current = Sentence({name: [] for _, name in kept}, 0)
     document, document_has_sentences = 0, False
@@ -124,6 +127,10 @@ def read_column_file(path: str | Path, fmt: ColumnFormat) -> list[Sentence]:
             raise ColumnFormatError(
                 f"{path}:{number}: expected {width} columns ({' '.join(fmt.columns)}), "
                 f"found {len(values)}: {line!r}"
+            )
+        if not values[token_index].strip():
+            raise ColumnFormatError(
+                f"{path}:{number}: the token column is empty: {line!r} (is the separator right?)"
             )
         for i, name in kept:
             current.fields[name].append(values[i])

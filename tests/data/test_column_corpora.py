@@ -81,7 +81,7 @@ def test_files_separator_picked_columns_and_carved_validation(tmp_path, isolated
     assert corpus["train"].column_names == ["tokens", "tags", "document_id"]
     assert corpus["train"]["tokens"] == [[f"w{i}"] for i in range(8)]
     assert corpus["validation"]["tokens"] == [["w8"], ["w9"]]  # the last 20% of train
-    with pytest.raises(ValueError, match=r"no validation split .*validation_fraction"):
+    with pytest.raises(ValueError, match=r"no validation split .*holdout=0.1"):
         load_corpus(
             "mine", files={"train": folder / "a.tsv", "test": folder / "b.tsv"}, separator="\t"
         )

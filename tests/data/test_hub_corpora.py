@@ -85,7 +85,7 @@ def test_hub_without_validation_split(tmp_path, isolated_data_dir):
         tmp_path / "two",
         {"train": split(["a", "b"], [1, 0]), "test": split(["c"], [3])},
     )
-    with pytest.raises(ValueError, match=r"no validation split .*validation_fraction="):
+    with pytest.raises(ValueError, match=r"no validation split .*holdout=0.1"):
         load_corpus(f"hub:{folder}")
     with pytest.raises(ValueError, match="1 train sentences are too few to carve"):
         load_corpus(f"hub:{folder}", validation_fraction=0.5)
