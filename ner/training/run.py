@@ -294,6 +294,7 @@ def fit_and_evaluate(
         "model_scheme": model_scheme,
         "sentences": {name: len(s.tokens) for name, s in splits.items()},
         "tokens": {name: s.num_tokens for name, s in splits.items()},
+        "data": corpus.summary,
         "time_seconds": {
             "prepare_data": prepared_at - started,
             "elmo_features": features_at - prepared_at,

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ner.data import prepare_corpus
+from ner.data.corpora import log_changes
+from ner.data.subsets import fraction_size, nested_subset
 from ner.features.elmo import ElmoFeatures
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Encoder, Example, Split, collate, convert_split, read_splits
@@ -15,19 +17,52 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class Corpus:
-    """The splits with the corpus's own tag scheme."""
+    """The splits with the corpus's own tag scheme, and what results.json records about them
+    (`summary`: name, schemes, carved holdout, dropped empty sentences, the training subset)."""
 
     splits: dict[str, Split]
     scheme: str
+    summary: dict[str, Any]
 
 
 def load_splits(data_config: dict[str, Any]) -> Corpus:
-    """The configured corpus (``name``, ``options``, ``max_sentences``) as `Split`s."""
-    corpus, info = prepare_corpus(data_config["name"], **(data_config.get("options") or {}))
+    """The configured corpus (``name``, ``options``, ``max_sentences``) as `Split`s; options left
+    null keep `prepare_corpus`'s defaults.
+
+    ``train_fraction`` keeps that fraction of the training sentences, chosen by ``subset_seed``
+    alone (never the training seed), so every variant and seed trains on the same sentences and
+    smaller fractions are subsets of larger ones; dev and test stay whole."""
+    fraction = data_config.get("train_fraction")
+    fraction = 1.0 if fraction is None else fraction
+    subset_seed = data_config.get("subset_seed") or 0
+    fraction_size(1, fraction, "data.train_fraction")  # a bad value fails before data loads
+    options = {k: v for k, v in (data_config.get("options") or {}).items() if v is not None}
+    corpus, info = prepare_corpus(data_config["name"], **options)
+    log_changes(info)
+    available = corpus["train"].num_rows
+    if fraction < 1:
+        corpus["train"] = corpus["train"].select(nested_subset(available, fraction, subset_seed))
+        logger.info(
+            "train_fraction=%s (subset_seed=%d): %d of %d training sentences",
+            fraction,
+            subset_seed,
+            corpus["train"].num_rows,
+            available,
+        )
     splits = read_splits(corpus, data_config.get("max_sentences"))
     for split in splits.values():
         logger.info("%s: %d sentences, %d tokens", split.name, len(split.tokens), split.num_tokens)
-    return Corpus(splits, info.tag_scheme)
+    summary = {
+        "name": info.name,
+        "source_scheme": info.source_scheme,
+        "tag_scheme": info.tag_scheme,
+        "holdout": info.holdout,
+        "dropped_empty": info.dropped_empty,
+        "train_fraction": fraction,
+        "subset_seed": subset_seed,
+        "train_sentences_available": available,
+    }
+    return Corpus(splits, info.tag_scheme, summary)
 
 
 @dataclass
