@@ -1,9 +1,13 @@
 """The named corpora, on the real data (downloaded once into data/, then cached)."""
 
+import re
+from importlib.resources import files
+
 import datasets
 import pytest
 
 from ner.data import prepare_corpus
+from ner.data.corpora import NAMED_CORPORA
 
 NER_LABELS = ["O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG", "I-ORG", "B-PER", "I-PER"]
 
@@ -63,3 +67,15 @@ def test_nltk_corpora(name, sentences, tokens, documents, repairs, labels):
     assert all(info.repairs[s] == repairs for s in splits)
     assert len(corpus["train"].features["tags"].feature.names) == labels
     assert "pos" in corpus["train"].column_names
+
+
+def test_data_configs_name_the_scheme_the_loader_detects():
+    """Each conf/data/<corpus>.yaml states the scheme of its files; it must be the one in the
+    corpus's description, which the slow tests above check against the detected scheme."""
+    schemes = re.compile(r"\b(IOB1|IOB2|BIOES)\b")
+    configs = sorted((files("ner") / "conf" / "data").iterdir(), key=lambda p: p.name)
+    assert configs
+    for config in configs:
+        name = config.name.removesuffix(".yaml")
+        stated = set(schemes.findall(config.read_text()))
+        assert stated == set(schemes.findall(NAMED_CORPORA[name].description)), config.name
