@@ -1,19 +1,20 @@
-"""Frozen-biLM features computed once per corpus and reused: an fp16 memory-mapped layer cache.
+"""Frozen-biLM features computed once per corpus and reused: a memory-mapped layer cache.
 
 A frozen biLM gives the same layers every epoch, so running it per batch wastes most of the
 training time. The cache runs it once per (weights sha256, options, state mode, batch size,
-corpus fingerprint) and stores every token's layers as float16 in one memory-mapped file
-``layers.f16`` of shape (N_tokens, L, D), with ``offsets.npy`` (N_sentences + 1) giving each
-sentence's rows. ``meta.json`` is written last and holds the key, the shapes and the file's
-sha256: a cache without it (interrupted) or whose size or checksum disagree (corrupt) is rebuilt.
-Entries are built in a temporary folder and renamed into place, so readers never see half a cache.
+corpus fingerprint) and stores every token's layers in one memory-mapped file ``layers.bin`` of
+shape (N_tokens, L, D), with ``offsets.npy`` (N_sentences + 1) giving each sentence's rows.
+Layers are stored as float16 while every value fits (|x| ≤ 65,504); a biLM with larger values
+(possible with a user-trained one) is stored as float32 instead, so no value becomes inf.
+``meta.json`` is written last and holds the key, the dtype, the shapes and the file's sha256: an
+entry without it (interrupted) or whose size or checksum disagree (corrupt) is rebuilt. Entries
+are built in a temporary folder and renamed into place, under a file lock, so readers never see
+half a cache and concurrent runs that need the same entry build it once and share it.
 """
 
 import hashlib
 import json
 import logging
-import os
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,13 @@ from tqdm import tqdm
 
 from ner.bilm.char_ids import batch_to_ids
 from ner.common.downloads import sha256_file
+from ner.common.files import atomic_directory, file_lock
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+LAYERS = "layers.bin"
+FLOAT16_MAX = float(np.finfo(np.float16).max)
 
 
 def corpus_fingerprint(sentences: Sequence[Sequence[str]]) -> str:
@@ -63,8 +67,26 @@ class CacheError(OSError):
     """A cache entry is incomplete or corrupt."""
 
 
+class NonFiniteFeaturesError(ValueError):
+    """The biLM produced NaN or inf for a sentence (broken weights or options)."""
+
+
+def check_finite(layers: torch.Tensor, sentences: Sequence[Sequence[str]]) -> None:
+    """Raise `NonFiniteFeaturesError` naming the first sentence whose layers (B, L, T, D) hold a
+    NaN or inf; padding positions are zeros and never trip it."""
+    finite = torch.isfinite(layers).flatten(1).all(dim=1)  # (B,)
+    if bool(finite.all()):
+        return
+    row = int((~finite).nonzero()[0, 0])
+    words = " ".join(sentences[row][:8]) + (" ..." if len(sentences[row]) > 8 else "")
+    raise NonFiniteFeaturesError(
+        f"the biLM produced NaN or inf for the sentence {words!r} ({len(sentences[row])} "
+        "tokens): its weights or options.json are broken (a biLM trained to divergence?)"
+    )
+
+
 class ElmoFeatureCache:
-    """Read access to one complete cache entry: ``layers(i)`` → (T_i, L, D) float16 view."""
+    """Read access to one complete cache entry: ``layers(i)`` → (T_i, L, D) memory-mapped view."""
 
     def __init__(self, directory: Path, *, verify: bool = True) -> None:
         self.directory = Path(directory)
@@ -74,16 +96,19 @@ class ElmoFeatureCache:
         try:
             self.meta = json.loads(meta_path.read_text())
             self.offsets = np.load(self.directory / "offsets.npy")
-        except (OSError, ValueError) as error:
+            num_tokens, num_layers, dim = (int(n) for n in self.meta["shape"])
+            dtype = np.dtype(self.meta["dtype"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
             raise CacheError(f"{self.directory}: unreadable cache files ({error})") from error
-        layers_path = self.directory / "layers.f16"
-        num_tokens, num_layers, dim = self.meta["shape"]
-        expected_bytes = num_tokens * num_layers * dim * 2
+        if dtype not in (np.float16, np.float32):
+            raise CacheError(f"{meta_path}: unexpected dtype {dtype}")
+        layers_path = self.directory / LAYERS
+        expected_bytes = num_tokens * num_layers * dim * dtype.itemsize
         actual_bytes = layers_path.stat().st_size if layers_path.is_file() else -1
         if actual_bytes != expected_bytes:
             raise CacheError(
                 f"{layers_path}: {actual_bytes} bytes, expected {expected_bytes} for shape "
-                f"{tuple(self.meta['shape'])}"
+                f"{(num_tokens, num_layers, dim)} in {dtype}"
             )
         if len(self.offsets) != self.meta["num_sentences"] + 1 or self.offsets[-1] != num_tokens:
             raise CacheError(f"{self.directory}: offsets.npy does not match meta.json")
@@ -93,16 +118,16 @@ class ElmoFeatureCache:
             )
         self.num_layers, self.dim = num_layers, dim
         self.data = (
-            np.memmap(layers_path, dtype=np.float16, mode="r", shape=(num_tokens, num_layers, dim))
+            np.memmap(layers_path, dtype=dtype, mode="r", shape=(num_tokens, num_layers, dim))
             if num_tokens
-            else np.zeros((0, num_layers, dim), dtype=np.float16)
+            else np.zeros((0, num_layers, dim), dtype=dtype)
         )
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def layers(self, index: int) -> np.ndarray:
-        """Sentence `index`'s layers (T_i, L, D), float16, memory-mapped."""
+        """Sentence `index`'s layers (T_i, L, D), in the stored dtype, memory-mapped."""
         return self.data[self.offsets[index] : self.offsets[index + 1]]
 
     def batch(self, indices: Sequence[int]) -> torch.Tensor:
@@ -137,6 +162,36 @@ def _chunks(order: list[int], lengths: np.ndarray, batch_size: int) -> list[list
     return chunks
 
 
+class _LayerFile:
+    """The (N_tokens, L, D) layers file being written: float16 until a value does not fit, then
+    float32 (the rows written so far are widened exactly: every float16 is a float32)."""
+
+    def __init__(self, path: Path, shape: tuple[int, int, int]) -> None:
+        self.path, self.shape, self.dtype = path, shape, np.dtype(np.float16)
+        path.touch()
+        self.data = np.memmap(path, dtype=self.dtype, mode="w+", shape=shape) if shape[0] else None
+
+    def write(self, start: int, values: np.ndarray) -> None:
+        """Store float32 rows (T, L, D) at token `start`."""
+        if self.dtype == np.float16 and np.abs(values).max(initial=0.0) > FLOAT16_MAX:
+            self._widen()
+        self.data[start : start + len(values)] = values
+
+    def _widen(self) -> None:
+        logger.info("biLM values exceed the float16 range: caching them as float32")
+        narrow = np.array(self.data, dtype=np.float32)
+        del self.data
+        self.dtype = np.dtype(np.float32)
+        self.data = np.memmap(self.path, dtype=self.dtype, mode="w+", shape=self.shape)
+        self.data[:] = narrow
+
+    def close(self) -> None:
+        if self.data is not None:
+            self.data.flush()
+            del self.data
+            self.data = None
+
+
 def _write_entry(
     directory: Path,
     key: dict[str, Any],
@@ -150,49 +205,44 @@ def _write_entry(
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     num_tokens = int(offsets[-1])
     shape = (num_tokens, bilm.num_layers, bilm.output_dim)
-    layers_path = directory / "layers.f16"
-    layers_path.touch()
-    data = np.memmap(layers_path, dtype=np.float16, mode="w+", shape=shape) if num_tokens else None
+    layers_file = _LayerFile(directory / LAYERS, shape)
     order = [i for i in np.argsort(-lengths, kind="stable").tolist() if lengths[i] > 0]
     bar = tqdm(total=num_tokens, desc="ELMo features", unit="tok", disable=not progress)
     with torch.inference_mode():
         for chunk in _chunks(order, lengths, batch_size):
-            # layers: (B, L, T, D)
-            layers, _ = bilm(batch_to_ids([sentences[i] for i in chunk]))
-            layers = layers.to(torch.float16).transpose(1, 2).cpu().numpy()
+            batch = [sentences[i] for i in chunk]
+            layers, _ = bilm(batch_to_ids(batch))  # (B, L, T, D)
+            check_finite(layers, batch)
+            layers = layers.float().transpose(1, 2).cpu().numpy()  # (B, T, L, D)
             for row, index in enumerate(chunk):
-                data[offsets[index] : offsets[index + 1]] = layers[row, : lengths[index]]
+                layers_file.write(int(offsets[index]), layers[row, : lengths[index]])
             bar.update(int(lengths[chunk].sum()))
     bar.close()
-    if data is not None:
-        data.flush()
-        del data
+    layers_file.close()
     np.save(directory / "offsets.npy", offsets)
     meta = {
         "key": key,
+        "dtype": layers_file.dtype.name,
         "shape": list(shape),
         "num_sentences": len(sentences),
-        "sha256": sha256_file(layers_path),
+        "sha256": sha256_file(directory / LAYERS),
     }
-    meta_path = directory / "meta.json"
-    meta_path.write_text(json.dumps(meta, indent=1))
-    with open(meta_path, "rb") as handle:
-        os.fsync(handle.fileno())
+    (directory / "meta.json").write_text(json.dumps(meta, indent=1))
 
 
-def _remove_abandoned_builds(directory: Path) -> None:
-    """Delete ``<entry>.tmp-<pid>`` folders left by killed builds (their process is gone)."""
-    for leftover in directory.parent.glob(f"{directory.name}.tmp-*"):
-        pid = leftover.name.rsplit("-", 1)[-1]
-        try:
-            os.kill(int(pid), 0)
-            alive = int(pid) != os.getpid()
-        except (ValueError, ProcessLookupError):
-            alive = False
-        except PermissionError:
-            alive = True
-        if not alive:
-            shutil.rmtree(leftover, ignore_errors=True)
+def _open_entry(directory: Path, key: dict[str, Any], verify: bool) -> ElmoFeatureCache | None:
+    """The complete entry for `key` in `directory`, or None when it is missing or broken."""
+    if not directory.exists():
+        return None
+    try:
+        cache = ElmoFeatureCache(directory, verify=verify)
+    except CacheError as error:
+        logger.warning("rebuilding the ELMo feature cache: %s", error)
+        return None
+    if cache.meta.get("key") != key:
+        logger.warning("rebuilding the ELMo feature cache: %s holds another key", directory)
+        return None
+    return cache
 
 
 def open_or_build(
@@ -205,30 +255,17 @@ def open_or_build(
     verify: bool = True,
     progress: bool = True,
 ) -> ElmoFeatureCache:
-    """The cache entry for `key`, built first (calling `load_bilm`) when missing or broken."""
+    """The cache entry for `key`, built first (calling `load_bilm`) when missing or broken.
+
+    Building and repairing happen under a lock on the entry: a concurrent run that needs the
+    same entry waits and then reads what the first one built.
+    """
     directory = Path(root) / key_digest(key)
-    if directory.exists():
-        try:
-            cache = ElmoFeatureCache(directory, verify=verify)
-            if cache.meta["key"] == key:
-                return cache
-            raise CacheError(f"{directory}: its key differs from the requested one")
-        except (CacheError, KeyError, TypeError) as error:
-            logger.warning("rebuilding the ELMo feature cache: %s", error)
-            shutil.rmtree(directory)
-    _remove_abandoned_builds(directory)
-    building = directory.with_name(f"{directory.name}.tmp-{os.getpid()}")
-    building.mkdir(parents=True)
-    try:
-        _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
-        try:
-            building.rename(directory)
-        except OSError:
-            if not (directory / "meta.json").is_file():
-                raise
-            # Another process finished the same entry first; use theirs.
-            shutil.rmtree(building)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
+    if (cache := _open_entry(directory, key, verify)) is not None:
+        return cache
+    with file_lock(directory):
+        if (cache := _open_entry(directory, key, verify)) is not None:
+            return cache  # built by another process while we waited
+        with atomic_directory(directory, replace=True) as building:
+            _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
     return ElmoFeatureCache(directory, verify=False)

@@ -14,7 +14,13 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.weights import resolve
 from ner.common.downloads import sha256_file
 from ner.common.paths import data_dir
-from ner.features.cache import cache_key, corpus_fingerprint, open_or_build
+from ner.features.cache import (
+    NonFiniteFeaturesError,
+    cache_key,
+    check_finite,
+    corpus_fingerprint,
+    open_or_build,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -91,15 +97,18 @@ class ElmoFeatures:
             batch_size=self.batch_size,
             corpus=corpus_fingerprint(sentences),
         )
-        cache = open_or_build(
-            self.cache_dir,
-            key,
-            sentences,
-            self.bilm,
-            batch_size=self.batch_size,
-            verify=self.verify,
-            progress=self.progress,
-        )
+        try:
+            cache = open_or_build(
+                self.cache_dir,
+                key,
+                sentences,
+                self.bilm,
+                batch_size=self.batch_size,
+                verify=self.verify,
+                progress=self.progress,
+            )
+        except NonFiniteFeaturesError as error:
+            raise NonFiniteFeaturesError(f"{self.weight_file}: {error}") from None
         self.cache_seconds += time.perf_counter() - started
         return cache.batch
 
@@ -107,4 +116,8 @@ class ElmoFeatures:
     def live(self, sentences: list[Sequence[str]]) -> torch.Tensor:
         """Run the frozen biLM on a batch: (B, L, T, D) float32."""
         layers, _ = self.bilm()(batch_to_ids(sentences).to(self.device))
+        try:
+            check_finite(layers, sentences)
+        except NonFiniteFeaturesError as error:
+            raise NonFiniteFeaturesError(f"{self.weight_file}: {error}") from None
         return layers

@@ -1,6 +1,7 @@
-"""The fp16 memory-mapped ELMo feature cache with the fixture biLM: reuse, keys, corruption."""
+"""The memory-mapped ELMo feature cache with the fixture biLM: reuse, keys, corruption."""
 
 import json
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.common.downloads import sha256_file
 from ner.features.cache import (
+    NonFiniteFeaturesError,
     _chunks,
     cache_key,
     corpus_fingerprint,
@@ -98,7 +100,7 @@ def test_corrupt_or_interrupted_cache_is_rebuilt(tmp_path, bilm, damage, caplog)
     reference = cache.batch([0, 2, 3]).clone()
     del cache
     entry = tmp_path / key_digest(key)
-    layers = entry / "layers.f16"
+    layers = entry / "layers.bin"
     if damage == "flip":
         data = bytearray(layers.read_bytes())
         data[100] ^= 0xFF
@@ -133,9 +135,10 @@ def test_features_with_and_without_cache_agree(tmp_path):
 
 def test_leftovers_of_killed_builds_are_removed(tmp_path, bilm):
     key = key_for(SENTENCES)
-    leftover = tmp_path / f"{key_digest(key)}.tmp-999999999"
-    (leftover).mkdir()
-    (leftover / "layers.f16").write_bytes(b"partial")
+    host = socket.gethostname().replace("-", "_")
+    leftover = tmp_path / f".{key_digest(key)}.tmp-{host}-999999999"  # no such process
+    leftover.mkdir()
+    (leftover / "layers.bin").write_bytes(b"partial")
     open_or_build(tmp_path, key, SENTENCES, Loader(bilm), batch_size=2, progress=False)
     assert not leftover.exists()
 
@@ -149,3 +152,46 @@ def test_very_long_sentences_run_in_small_batches(tmp_path, bilm):
     )
     assert cache.layers(0).shape == (5000, 3, 32)
     assert np.isfinite(np.asarray(cache.layers(0), dtype=np.float32)).all()
+
+
+class Scaled(torch.nn.Module):
+    """The fixture biLM with every layer multiplied by `factor` (a biLM with large values)."""
+
+    def __init__(self, bilm: BiLM, factor: float) -> None:
+        super().__init__()
+        self.bilm, self.factor = bilm, factor
+        self.num_layers, self.output_dim = bilm.num_layers, bilm.output_dim
+
+    def forward(self, ids):
+        layers, mask = self.bilm(ids)
+        return layers * self.factor, mask
+
+
+def test_values_beyond_float16_are_cached_exactly_as_float32(tmp_path, bilm):
+    big = Scaled(bilm, 1e6)  # the fixture's layers reach ~1, so ~1e6 here: inf in float16
+    with torch.no_grad():
+        live, _ = big(batch_to_ids([SENTENCES[2]]))
+    assert live.abs().max() > 65504
+    cache = open_or_build(
+        tmp_path, key_for(SENTENCES), SENTENCES, lambda: big, batch_size=2, progress=False
+    )
+    assert cache.meta["dtype"] == "float32"
+    cached = cache.batch([2])
+    assert torch.isfinite(cached).all()
+    torch.testing.assert_close(cached[0], live[0], rtol=1e-3, atol=2e-3 * 1e6)
+
+
+def test_small_values_stay_float16(tmp_path, bilm):
+    cache = open_or_build(
+        tmp_path, key_for(SENTENCES), SENTENCES, lambda: bilm, batch_size=2, progress=False
+    )
+    assert cache.meta["dtype"] == "float16"
+
+
+def test_a_nan_from_the_bilm_is_refused_naming_the_sentence(tmp_path, bilm):
+    broken = Scaled(bilm, float("nan"))
+    with pytest.raises(NonFiniteFeaturesError, match=r"'Peter Blackburn visited Brussels"):
+        open_or_build(
+            tmp_path, key_for(SENTENCES), SENTENCES, lambda: broken, batch_size=1, progress=False
+        )
+    assert not any(tmp_path.iterdir()) or all(p.name.endswith(".lock") for p in tmp_path.iterdir())
