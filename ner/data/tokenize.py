@@ -7,6 +7,10 @@ tokens of their own (``John 's``, ``do n't``); abbreviations (``U.S.``, ``Mr.``)
 ``and/or``) stay whole. Unlike PTB it never rewrites text: every token is ``text[start:end]``,
 quotes included, which is what character-offset output needs.
 
+Two tokenizers share that design: ``news`` (the default, as above) and ``social``, which also
+keeps @mentions, #hashtags and emoticons (``:-)``, ``;P``, ``<3``, ``^_^``) whole, for posts and
+chat. Both keep URLs and e-mail addresses whole.
+
 The splitter ends a sentence after ``.``, ``!``, ``?``, ``...`` (plus closing quotes and brackets)
 when the next token does not start in lower case, and always at a blank line. Titles such as
 ``Mr.`` never end a sentence; other abbreviations (``U.S.``, ``Inc.``) end one only before a
@@ -57,6 +61,7 @@ _SENTENCE_END = frozenset({".", "!", "?", "...", "…", "。", "！", "？"})
 _CLOSING = frozenset({'"', "'", "''", "”", "’", "»", ")", "]", "}"})
 # Zero-width characters that separate nothing visible; they never become (part of) a token.
 _IGNORABLE = "\u200b\u2060\ufeff"
+TOKENIZERS = ("news", "social")
 _CLITIC = re.compile(r"(?:n['’]t|['’](?:s|re|ve|ll|d|m))\Z", re.IGNORECASE)
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 
@@ -77,9 +82,29 @@ def _mark_class() -> str:
     )
 
 
+def _social_alternatives(word_char: str) -> list[str]:
+    """Mentions and hashtags (not after a word: ``C#``, e-mail addresses), kept whole up to a
+    clitic that `tokenize` splits off (``@user 's``); emoticons with eyes, an optional nose and
+    a repeated mouth (``:-)``, ``;P``, ``=D``, ``:'((``), hearts and ``^_^`` faces."""
+    mouth = r"(?P<mouth>[()\[\]DPpOo/\\|*3{}@$])(?P=mouth)*"
+    return [
+        rf"(?<![\w@#])[@#]{word_char}+(?:['’]{word_char}+)?",
+        rf"(?<![:;=])(?:>?[:;]|(?<![\w>])>?=)[-o*'^]?{mouth}(?![\w:;=/\\])",
+        r"(?<!\w)(?:<3+|</3|\^[_.-]?\^|-_-|T_T)(?!\w)",
+    ]
+
+
+def check_tokenizer(name: str) -> str:
+    """`name` if it is one of `TOKENIZERS`, else a `ValueError` that lists them."""
+    if name not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {name!r}; expected one of {', '.join(TOKENIZERS)}")
+    return name
+
+
 @functools.cache
-def _token_pattern() -> re.Pattern[str]:
-    """The master pattern: alternatives tried in order at each position (compiled on first use)."""
+def _token_pattern(tokenizer: str = "news") -> re.Pattern[str]:
+    """The master pattern: alternatives tried in order at each position (compiled on first use);
+    ``social`` tries mentions, hashtags and emoticons right after URLs and e-mail addresses."""
     word_char = rf"[\w{_mark_class()}\u200c\u200d]"
     known = "|".join(
         sorted((re.escape(a) for a in _TITLES + _ABBREVIATIONS), key=len, reverse=True)
@@ -88,6 +113,7 @@ def _token_pattern() -> re.Pattern[str]:
         # URLs and e-mail addresses, without trailing punctuation.
         r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?'’)\]}]",
         r"[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)+",
+        *(_social_alternatives(word_char) if tokenizer == "social" else []),
         # U.S. / a.m. / U.S.-based ; Mr. / Corp. ; "No. 5" ; a capital initial such as "J."
         r"(?<!\w)(?:[^\W\d_]\.){2,}(?:-\w+)*(?!\w)",
         rf"(?<!\w)(?:{known})\.(?:-\w+)*(?!\w)",
@@ -105,14 +131,15 @@ def _token_pattern() -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
-def tokenize(text: str) -> list[Token]:
-    """Split `text` into CoNLL-style tokens; `text[t.start:t.end] == t.text` for every token.
+def tokenize(text: str, tokenizer: str = "news") -> list[Token]:
+    """Split `text` into tokens (`tokenizer`: ``news``, CoNLL-style, or ``social``);
+    `text[t.start:t.end] == t.text` for every token.
 
     Whitespace and zero-width characters separate tokens and are never part of one; every other
     character belongs to exactly one token. Empty or whitespace-only text gives ``[]``.
     """
     tokens: list[Token] = []
-    for match in _token_pattern().finditer(text):
+    for match in _token_pattern(check_tokenizer(tokenizer)).finditer(text):
         start, end = match.span()
         clitic = _CLITIC.search(match.group())
         if clitic is not None and clitic.start() > 0:
@@ -156,9 +183,9 @@ def _boundary_after(text: str, tokens: list[Token], index: int) -> bool:
     return False
 
 
-def tokenize_sentences(text: str) -> list[list[Token]]:
-    """Tokenize `text` and split it into sentences; offsets index `text` itself."""
-    tokens = tokenize(text)
+def tokenize_sentences(text: str, tokenizer: str = "news") -> list[list[Token]]:
+    """Tokenize `text` (see `tokenize`) and split it into sentences; offsets index `text`."""
+    tokens = tokenize(text, tokenizer)
     sentences: list[list[Token]] = []
     current: list[Token] = []
     for index, token in enumerate(tokens):
@@ -169,7 +196,7 @@ def tokenize_sentences(text: str) -> list[list[Token]]:
     return sentences
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
+def split_sentences(text: str, tokenizer: str = "news") -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of the sentences of `text`, from the first character of a
     sentence's first token to the last of its last token (surrounding whitespace excluded)."""
-    return [(group[0].start, group[-1].end) for group in tokenize_sentences(text)]
+    return [(group[0].start, group[-1].end) for group in tokenize_sentences(text, tokenizer)]

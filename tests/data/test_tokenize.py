@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ner.data.tokenize import Token, split_sentences, tokenize, tokenize_sentences
+from ner.data.tokenize import TOKENIZERS, Token, split_sentences, tokenize, tokenize_sentences
 
 
 def words(text: str) -> list[str]:
@@ -82,13 +82,15 @@ def test_tokens_carry_offsets() -> None:
     ]
 
 
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
 @settings(max_examples=300, deadline=None)
 @given(
     st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
     | st.text("aA1.,'-\"$% \n’", max_size=60)
+    | st.text("aD3@#:;=-'()<>^_/.\\| \n", max_size=60)
 )
-def test_offsets_always_index_the_input(text: str) -> None:
-    tokens = tokenize(text)
+def test_offsets_always_index_the_input(tokenizer: str, text: str) -> None:
+    tokens = tokenize(text, tokenizer)
     previous_end = 0
     covered = set()
     for token in tokens:
@@ -100,9 +102,54 @@ def test_offsets_always_index_the_input(text: str) -> None:
     visible = {i for i, c in enumerate(text) if not c.isspace() and c not in "\u200b\u2060\ufeff"}
     assert covered == visible  # nothing lost, nothing invented
     # sentences partition the tokens, in order
-    sentences = tokenize_sentences(text)
+    sentences = tokenize_sentences(text, tokenizer)
     assert [t for sentence in sentences for t in sentence] == tokens
-    assert split_sentences(text) == [(s[0].start, s[-1].end) for s in sentences]
+    assert split_sentences(text, tokenizer) == [(s[0].start, s[-1].end) for s in sentences]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "@john_doe loves #NLProc2024 :-) see https://t.co/x?y=1 or mail a.b@ex.org ;P",
+            words("@john_doe loves #NLProc2024 :-) see https://t.co/x?y=1 or mail a.b@ex.org ;P"),
+        ),
+        ("great game!!! :D <3 ^_^ -_-", ["great", "game", "!", "!", "!", ":D", "<3", "^_^", "-_-"]),
+        ("love it:) so sad :'(( =D >:(", words("love it :) so sad :'(( =D >:(")),
+        ("@user's #tag's", ["@user", "'s", "#tag", "'s"]),
+        ("@José_María #Zürich", ["@José_María", "#Zürich"]),
+        # not emoticons, mentions or hashtags
+        (
+            "C# and F# at 10:30 (8) x=3 ratio:/y",
+            words("C # and F # at 10:30 ( 8 ) x = 3 ratio : / y"),
+        ),
+        ("Note: (see) ok", ["Note", ":", "(", "see", ")", "ok"]),
+    ],
+)
+def test_social_keeps_mentions_hashtags_urls_emails_and_emoticons(text, expected) -> None:
+    tokens = tokenize(text, "social")
+    assert [t.text for t in tokens] == expected
+    assert all(text[t.start : t.end] == t.text for t in tokens)
+
+
+def test_news_is_the_default_and_splits_social_tokens() -> None:
+    assert [t.text for t in tokenize("@ann #tag :)")] == ["@", "ann", "#", "tag", ":", ")"]
+    assert tokenize("@ann #tag :)") == tokenize("@ann #tag :)", "news")
+
+
+def test_social_sentences() -> None:
+    text = "Loved it @ann :) Back tomorrow. #excited"
+    assert [text[a:b] for a, b in split_sentences(text, "social")] == [
+        "Loved it @ann :) Back tomorrow.",
+        "#excited",
+    ]
+
+
+def test_unknown_tokenizer() -> None:
+    with pytest.raises(
+        ValueError, match="unknown tokenizer 'tweets'; expected one of news, social"
+    ):
+        tokenize("x", "tweets")
 
 
 @pytest.mark.parametrize(
