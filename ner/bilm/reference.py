@@ -1,7 +1,7 @@
 """A deliberately plain, per-time-step re-implementation of AllenNLP's ELMo biLM.
 
 Used as (1) an independent check of the fast `BiLM` (tests compare the two, also on random weights
-where both clips fire) and (2) the speed baseline of `experiments/bench_embed.py`. It follows
+where both clips fire) and (2) the speed baseline of `experiments/bench/embed.py`. It follows
 AllenNLP's `_ElmoCharacterEncoder` + `ElmoLstm`/`LstmCellWithProjection` structure on purpose: its
 own weight reading, PyTorch gate order (i, f, g, o) obtained by reordering TF's blocks, AllenNLP's
 negated highway gate, the char-CNN run on every slot of the (B, T+2, 50) tensor including padding,

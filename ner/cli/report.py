@@ -1,8 +1,8 @@
 """Aggregate training runs into tables and plots: ``python -m ner.cli.report DIR... [options]``.
 
 Finds every ``results.json`` under the DIRs (single runs, Hydra multiruns, the study's committed
-summaries in ``experiments/results/runs``), groups the runs by (corpus, variant) and writes into
-``--out`` (default: the first DIR):
+summaries in ``experiments/results/study/runs``), groups the runs by (corpus, variant) and writes
+into ``--out`` (default: the first DIR):
 
 - ``report.md`` and ``report.json``: mean ± std over seeds of dev and test F1, per-type test F1,
   best epoch, epochs run, minutes per run and the learned ELMo mix weights;

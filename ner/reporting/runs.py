@@ -15,7 +15,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.json"
-BILM_SHA256 = "bilm_weights_sha256"  # added to a run's results by experiments/study.py
+BILM_SHA256 = "bilm_weights_sha256"  # added to a run's results by experiments/study/study.py
 REQUIRED_KEYS = ("dev", "test", "seed", "best_epoch", "epochs_run", "history", "config")
 
 # Config entries that may differ between the seeds of one variant without making them different

@@ -1,5 +1,5 @@
-"""The study machinery of issue 6: the plan and its experiment configs, the layer-choice models,
-a 2-job multirun through the local launcher, and the resumable runner (experiments/study.py)."""
+"""The study machinery: the plan and its experiment configs, the layer-choice models, a 2-job
+multirun through the local launcher, and the resumable runner (experiments/study/study.py)."""
 
 import importlib.util
 import json
@@ -17,7 +17,8 @@ from tiny_tagger import SENTENCES
 import ner.cli.train  # noqa: F401  (registers the ${project_root:} resolver)
 from ner.common.paths import PROJECT_ROOT
 
-spec = importlib.util.spec_from_file_location("study", PROJECT_ROOT / "experiments" / "study.py")
+STUDY = PROJECT_ROOT / "experiments" / "study" / "study.py"
+spec = importlib.util.spec_from_file_location("study", STUDY)
 study = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(study)
 
@@ -31,7 +32,7 @@ def compose_job(job, *extra: str):
         )
 
 
-def test_the_plan_has_the_seeds_the_issue_asks_for():
+def test_the_plan_has_three_seeds_per_main_variant_and_two_per_layer_choice():
     seeds: dict[tuple[str, str], list[int]] = {}
     for job in study.plan():
         seeds.setdefault((job.corpus, job.variant), []).append(job.seed)
@@ -122,6 +123,31 @@ def test_a_run_committed_by_an_earlier_machine_is_not_run_again(tmp_path, monkey
     assert study.job_state(runs, job) == "done"
 
 
+def test_publishing_a_run_writes_the_summary_and_report_and_runs_no_git(tmp_path, monkeypatch):
+    """The runner only writes files: committing the summaries is the user's call."""
+    results, runs = tmp_path / "results", tmp_path / "outputs"
+    page = results / "RESULTS.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("# page\n<!-- ner-report:begin -->\nold\n<!-- ner-report:end -->\nend\n")
+    monkeypatch.setattr(study, "RESULTS", results)
+    monkeypatch.setattr(study, "RESULTS_PAGE", page)
+    commands = []
+    monkeypatch.setattr(subprocess, "run", lambda command, *a, **k: commands.append(command))
+    monkeypatch.setattr(subprocess, "Popen", lambda command, *a, **k: commands.append(command))
+    job = study.Job("conll2002_nl_words", "conll2002_nl", "words", 1, False)
+    committed = study.summary_path(PROJECT_ROOT / "experiments" / "results" / "study", job)
+    study.run_dir(runs, job).mkdir(parents=True)
+    (study.run_dir(runs, job) / "results.json").write_text(committed.read_text())
+    study.publish(job, runs, results)
+    assert commands == []
+    summary = json.loads(study.summary_path(results, job).read_text())
+    assert summary["test"] == json.loads(committed.read_text())["test"]
+    assert "### conll2002_nl" in (results / "report" / "report.md").read_text()
+    assert (results / "corpora" / "conll2002_nl.json").is_file()
+    text = page.read_text()
+    assert "old" not in text and "### conll2002_nl" in text and text.endswith("end\n")
+
+
 @pytest.mark.parametrize(
     ("launcher", "target", "setting"),
     [
@@ -194,7 +220,7 @@ def test_a_two_job_multirun_through_the_local_launcher_is_reported(tmp_path):
 def test_the_runner_trains_publishes_and_then_skips_finished_jobs(tmp_path):
     runs = tmp_path / "study"
     command = [
-        sys.executable, str(PROJECT_ROOT / "experiments" / "study.py"), "run",
+        sys.executable, str(STUDY), "run",
         "--only", "conll2002_nl", "--runs-dir", str(runs), "--poll", "0.5",
         "--set", "data.max_sentences=150", "trainer.max_epochs=1", "model.hidden_size=8",
         "embeddings.glove.dim=8", "embeddings.char.filters=8",
@@ -208,9 +234,10 @@ def test_the_runner_trains_publishes_and_then_skips_finished_jobs(tmp_path):
     assert results == json.loads(
         (runs / "conll2002_nl" / "words" / "seed1" / "results.json").read_text()
     )
-    table = (runs / "results" / "study" / "report.md").read_text()
+    table = (runs / "results" / "report" / "report.md").read_text()
     assert "### conll2002_nl-first150" in table and "`words`" in table  # a subset, named so
-    study_json = json.loads((runs / "results" / "conll2002_nl-first150.json").read_text())
+    corpora = runs / "results" / "corpora"
+    study_json = json.loads((corpora / "conll2002_nl-first150.json").read_text())
     assert study_json["variants"]["words"]["seeds"] == [1]
     again = run(command).stdout
     assert "0 job(s) to run of 1" in again and "start " not in again

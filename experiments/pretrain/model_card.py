@@ -1,0 +1,127 @@
+# ruff: noqa: E501  (the card is a Markdown template with long table rows)
+"""Ship a finished pretraining run: copy its biLM into ner/pretrained/<name>/ and write MODEL_CARD.md.
+
+    .venv/bin/python experiments/pretrain/model_card.py data/pretrain/runs/elmo-small-news [--name NAME]
+
+Every figure in the card is read from the run (metrics.json, checkpoint.pt config, log.jsonl).
+"""
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import torch
+
+from ner.bilm.options import BiLMOptions
+from ner.bilm.weights import count_parameters
+from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
+
+COMMAND = (
+    "export NER_NLTK_DATA_URL=../shared/mirror/nltk_data "
+    "NER_REUTERS_URL=../shared/mirror/reuters21578/reuters21578.tar.gz\n"
+    ".venv/bin/ner-pretrain pretrain.output_dir={run} pretrain.threads=1\n"
+    ".venv/bin/ner-pretrain pretrain.output_dir={run} pretrain.threads=1 "
+    "pretrain.max_steps=1700 pretrain.state_reset_probability=0.1"
+)
+
+
+def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict]) -> str:
+    options = BiLMOptions.from_file(run / "options.json")
+    settings = config["pretrain"]
+    ppl = metrics["perplexity"]
+    rows = "\n".join(
+        f"| `{source}` | {counts['train']:,} | {counts['heldout']:,} |"
+        for source, counts in metrics["sources"].items()
+    )
+    rates = [r["tokens_per_s"] for r in log]
+    hours = metrics["train_seconds"] / 3600
+    return f"""# {name}
+
+A small ELMo biLM (char-CNN + highway + 2-layer biLSTM with projections, the AllenNLP/bilm-tf
+architecture and file format) trained from scratch with `ner-pretrain` on English newswire
+(Reuters 1987, WSJ, CoNLL-2003 train) and general text (Brown, ABC, speeches, web text, reviews). It is the biLM this package ships, so ELMo works with no download:
+`ner.pretrain.pretrained_files()`, the Hydra preset `elmo=small_news`, or these two files anywhere an
+AllenNLP `options.json` + `weights.hdf5` pair is accepted.
+
+| | |
+|---|---|
+| layers returned | 3 (token layer, LSTM 1, LSTM 2), each {options.output_dim}-d (2 × {options.projection_dim}) |
+| LSTM | {options.n_layers} layers per direction, cell {options.lstm_dim}, projection {options.projection_dim}, clips {options.cell_clip}/{options.proj_clip}, skip connections |
+| char-CNN | {options.char_embedding_dim}-d chars, filters {[list(f) for f in options.filters]} ({options.num_filters} total), {options.n_highway} highway, {options.activation} |
+| parameters | {count_parameters(options):,} in weights.hdf5 (the {metrics["vocab_size"]:,} × {options.projection_dim} softmax is not exported) |
+| files | `options.json`, `weights.hdf5` ({(run / "weights.hdf5").stat().st_size / 2**20:.1f} MB), `vocab.txt` (softmax vocabulary, bilm-tf format) |
+
+## Held-out perplexity
+
+| direction | perplexity |
+|---|---|
+| forward | **{ppl["forward"]:.1f}** |
+| backward | **{ppl["backward"]:.1f}** |
+
+Full softmax over the {metrics["vocab_size"]:,}-word vocabulary (`<UNK>` is a target like any word),
+on {ppl["heldout_positions"]:,} positions of the held-out sentences ({metrics["heldout_sentences"]:,}
+sentences, {metrics["heldout_tokens"]:,} tokens: those whose CRC-32 % 1000 < {config["corpus"]["heldout_per_mille"]}), read as
+{settings["eval_batch_size"]} streams of {settings["eval_unroll_steps"]}-step windows with the
+state carried. Not comparable with the published ELMo perplexities (1B Word Benchmark, 793k
+vocabulary, ~40): other data and vocabulary, and a model {93_600_848 / count_parameters(options):.0f}× smaller than the original ELMo.
+
+## Data
+
+{metrics["train_tokens"]:,} training tokens in {metrics["train_sentences"]:,} sentences; {metrics["types"]:,}
+distinct tokens, of which the {metrics["vocab_size"]:,} most frequent (count ≥ {config["vocab"]["min_count"]},
+`<S>`, `</S>`, `<UNK>` first) are the softmax vocabulary. Raw text was sentence-split and tokenized
+like CoNLL-2003 (`ner.data.tokenize`); tokenized corpora were read as tokens.
+
+| source | train tokens | held-out tokens |
+|---|---|---|
+{rows}
+
+`reuters`: Reuters-21578 article bodies (UCI KDD archive); `brown`, `abc`, `treebank` (raw WSJ
+sample), `state_union`, `webtext`, `movie_reviews`, `inaugural`, `conll2000`: nltk_data corpora;
+`conll2003_train`: the tokens of the CoNLL-2003 training split only — never its validation or test
+split, so NER results on those stay clean. Reuters-21578 is free for research use; check the terms of
+each corpus before commercial use of this model.
+
+## Training
+
+| | |
+|---|---|
+| steps | {metrics["steps"]:,} × batch {settings["batch_size"]} streams × {settings["unroll_steps"]} steps |
+| tokens seen | {metrics["tokens_seen"]:,} positions per direction ({metrics["epochs"]:.2f} epochs) |
+| loss | sampled softmax, {settings["n_negative_samples"]} log-uniform negatives per batch; final training loss {log[-1]["loss"]:.2f} |
+| optimizer | {settings["optimizer"]["name"]} lr {settings["optimizer"]["lr"]}, {settings["warmup_steps"]} warm-up steps, {settings["lr_schedule"]} schedule, grad-norm clip {settings["clip_norm"]}, dropout {settings["dropout"]}, seed {settings["seed"]} |
+| stages | steps 1–1500: LSTM state carried through every stream (bilm-tf); steps 1501–{metrics["steps"]}: lr decaying linearly from 2.5e-4 to 0, and each stream restarts from a zero state with probability {settings["state_reset_probability"]} per batch, so the model also works from the zero state inference starts from (after stage 1, held-out perplexity from a zero state was 1386 / 2165, from the mean carried state 228 / 239) |
+| time | {hours:.2f} h of training on 1 CPU thread (a 2-core machine shared with other jobs; {min(rates):.0f}–{max(rates):.0f} positions/s) |
+
+Exact command (from the repository root; `experiments/pretrain/train_shipped.sh` runs it):
+
+```bash
+{COMMAND.format(run=run)}
+```
+
+Training on CPU with one thread is deterministic: the same command repeats the same losses (and
+rerunning it once finished re-evaluates the perplexities above from the run's `checkpoint.pt`).
+Then `.venv/bin/python experiments/pretrain/model_card.py {run}` writes this folder.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--name", default=SHIPPED_MODEL)
+    args = parser.parse_args()
+    metrics = json.loads((args.run / "metrics.json").read_text())
+    config = torch.load(args.run / "checkpoint.pt", weights_only=False)["config"]
+    log = [json.loads(line) for line in (args.run / "log.jsonl").read_text().splitlines()]
+    target = PRETRAINED_DIR / args.name
+    target.mkdir(parents=True, exist_ok=True)
+    for file in ("options.json", "weights.hdf5", "vocab.txt"):
+        shutil.copyfile(args.run / file, target / file)
+    text = card(args.name, args.run, metrics, config, log)
+    (target / "MODEL_CARD.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
