@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from ner.data.tag_schemes import tags_to_spans
 from ner.metrics import evaluate_tags
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, Split, bucket_batches, convert_split
@@ -62,7 +63,8 @@ def evaluate_split(
     predictions_file: Path | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Scores (default + strict, per type) in the corpus's own scheme, plus speed figures."""
+    """Scores (default + strict, per type) in the corpus's own scheme, how many entities the
+    model predicted (``predicted_entities``; gold ones are ``support``), plus speed figures."""
     started = time.perf_counter()
     predicted = predict_tags(
         model,
@@ -79,6 +81,9 @@ def evaluate_split(
         predicted, model_scheme, corpus_scheme, f"predicted {split.name}", lenient=True
     )
     scores = evaluate_tags(split.tags, predicted, corpus_scheme)
+    scores["predicted_entities"] = sum(
+        len(tags_to_spans(tags, corpus_scheme, lenient=True)) for tags in predicted
+    )
     if predictions_file is not None:
         write_predictions(predictions_file, split.tokens, split.tags, predicted)
     scores["seconds"] = seconds

@@ -27,6 +27,7 @@ from ner.serving.tagger import save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.checkpoint import load_checkpoint
+from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
@@ -283,6 +284,14 @@ def fit_and_evaluate(
     evaluated_at = time.perf_counter()
     dev = evaluate("validation", run_dir / "predictions_dev.txt")
     test = evaluate("test", run_dir / "predictions_test.txt")
+    warnings = diagnose(
+        state.history,
+        dev,
+        best_epoch=state.best_epoch,
+        epochs_run=state.epoch,
+        train_sentences=len(splits["train"].tokens),
+        scheme=corpus.scheme,
+    )
     results = {
         "dev": dev,
         "test": test,
@@ -295,6 +304,7 @@ def fit_and_evaluate(
         "sentences": {name: len(s.tokens) for name, s in splits.items()},
         "tokens": {name: s.num_tokens for name, s in splits.items()},
         "data": corpus.summary,
+        "warnings": warnings,
         "time_seconds": {
             "prepare_data": prepared_at - started,
             "elmo_features": features_at - prepared_at,
