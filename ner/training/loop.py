@@ -3,6 +3,10 @@
 Every epoch ends with ``last.pt`` (model, optimizer, scheduler, loop state and torch RNG) and,
 when dev F1 improves, ``best.pt``. Batch order comes from a generator seeded with (seed, epoch),
 so a run resumed from ``last.pt`` continues exactly as the uninterrupted run would have.
+
+Ctrl-C or SIGTERM saves ``last.pt`` after the current batch (with the position inside the
+epoch) and raises `TrainingInterrupted`. A NaN or inf loss or gradient stops training with
+`TrainingDiverged` before the optimizer step, so no checkpoint ever holds a non-finite model.
 """
 
 import logging
@@ -16,10 +20,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, bucket_batches
 from ner.tagger.model import TaggerModel
-from ner.training.checkpoint import load_checkpoint, save_checkpoint
+from ner.training.interrupt import StopRequest, TrainingInterrupted, stop_requests
 from ner.training.loggers import NullLogger
 
 logger = logging.getLogger(__name__)
@@ -38,6 +43,14 @@ class LoopState:
     train_tokens: int = 0
     history: list[dict[str, float]] = field(default_factory=list)
     stopped_early: bool = False
+    # Progress inside an epoch that a signal interrupted (all zero at an epoch boundary).
+    epoch_batches: int = 0
+    epoch_loss: float = 0.0
+    epoch_tokens: int = 0
+
+
+class TrainingDiverged(ArithmeticError):
+    """The loss or a gradient became NaN or inf; the last good checkpoint is left as it was."""
 
 
 class Trainer:
@@ -73,6 +86,7 @@ class Trainer:
         self.run_logger, self.extra_state = run_logger, extra_state
         self.device, self.progress = device, progress
         self.state = LoopState()
+        self.stop = StopRequest()
 
     def resume(self) -> None:
         """Continue from ``last.pt`` of the run dir."""
@@ -98,37 +112,73 @@ class Trainer:
             )
         save_checkpoint(self.checkpoints / name, content)
 
+    def _diverged(self, what: str, batch_number: int) -> TrainingDiverged:
+        kept = (
+            f"the last good checkpoint ({self.checkpoints / 'last.pt'}, epoch "
+            f"{self.state.epoch}) is kept"
+            if (self.checkpoints / "last.pt").is_file()
+            else "no checkpoint was written"
+        )
+        return TrainingDiverged(
+            f"training stopped: the {what} became NaN or inf in epoch {self.state.epoch + 1}, "
+            f"batch {batch_number}; {kept} and no model or results are written. Lower the "
+            "learning rate (trainer.optimizer.lr), set trainer.grad_norm, or check the inputs "
+            "(a biLM with huge or broken values?)"
+        )
+
     def _train_epoch(
         self, examples: Sequence[Example], make_batch: Callable[[list[Example]], TaggerBatch]
     ) -> tuple[float, int]:
         """One pass over the batches; returns the summed CRF loss (without the mix penalty, so
-        that it stays comparable across `mix_l2` settings) and the number of tokens."""
+        that it stays comparable across `mix_l2` settings) and the number of tokens. An epoch
+        interrupted by a signal continues at the batch after the last one it finished."""
         generator = np.random.default_rng([self.seed, self.state.epoch])
         batches = bucket_batches([len(e.words) for e in examples], self.batch_size, generator)
         self.model.train()
-        total_loss, total_tokens = 0.0, 0
+        done = self.state.epoch_batches  # > 0 when resuming an interrupted epoch
+        total_loss, total_tokens = self.state.epoch_loss, self.state.epoch_tokens
+        started = time.perf_counter()
         bar = tqdm(
-            batches,
+            total=len(batches),
+            initial=done,
             desc=f"epoch {self.state.epoch + 1}",
             leave=False,
             disable=not self.progress,
             unit="batch",
         )
-        for indices in bar:
+        for number, indices in enumerate(batches[done:], start=done + 1):
             batch = make_batch([examples[i] for i in indices]).to(self.device)
             loss = self.model(batch)["loss"]
             objective = loss
             if self.mix_l2 and self.model.elmo_mix is not None:
                 penalty = self.model.elmo_mix.scalar_parameters.pow(2).sum()
                 objective = loss + self.mix_l2 * penalty
+            if not torch.isfinite(objective):
+                raise self._diverged("loss", number)
             self.optimizer.zero_grad(set_to_none=True)
             objective.backward()
-            if self.grad_norm:
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_norm)
+            norm = torch.nn.utils.clip_grad_norm_(
+                self.model.parameters(), self.grad_norm or float("inf")
+            )
+            if not torch.isfinite(norm):
+                raise self._diverged("gradient", number)
             self.optimizer.step()
             total_loss += float(loss.detach())
             total_tokens += batch.num_tokens
+            bar.update(1)
             bar.set_postfix(loss=f"{total_loss / total_tokens:.3f}/tok")
+            if self.stop.requested and number < len(batches):
+                self.state.epoch_batches, self.state.epoch_loss = number, total_loss
+                self.state.epoch_tokens = total_tokens
+                self.state.train_seconds += time.perf_counter() - started
+                self._checkpoint("last.pt", full=True)
+                raise TrainingInterrupted(
+                    self.checkpoints.parent,
+                    self.stop.signal_number,
+                    f"in epoch {self.state.epoch + 1} after batch {number}/{len(batches)}",
+                )
+        bar.close()
+        self.state.epoch_batches, self.state.epoch_loss, self.state.epoch_tokens = 0, 0.0, 0
         return total_loss, total_tokens
 
     def fit(
@@ -137,7 +187,20 @@ class Trainer:
         make_batch: Callable[[list[Example]], TaggerBatch],
         evaluate_dev: Callable[[TaggerModel], dict[str, Any]],
     ) -> LoopState:
-        """Train until `max_epochs` or until dev F1 has not improved for `patience` epochs."""
+        """Train until `max_epochs` or until dev F1 has not improved for `patience` epochs.
+
+        Raises `TrainingInterrupted` (after saving ``last.pt``) on SIGINT/SIGTERM and
+        `TrainingDiverged` on a non-finite loss or gradient.
+        """
+        with stop_requests() as self.stop:
+            return self._fit(examples, make_batch, evaluate_dev)
+
+    def _fit(
+        self,
+        examples: Sequence[Example],
+        make_batch: Callable[[list[Example]], TaggerBatch],
+        evaluate_dev: Callable[[TaggerModel], dict[str, Any]],
+    ) -> LoopState:
         epochs = tqdm(
             total=self.max_epochs,
             initial=self.state.epoch,
@@ -186,6 +249,12 @@ class Trainer:
             self._checkpoint("last.pt", full=True)
             self.run_logger.log_epoch(self.state.epoch, metrics)
             epochs.update(1)
+            if self.stop.requested and not self._finished():
+                raise TrainingInterrupted(
+                    self.checkpoints.parent,
+                    self.stop.signal_number,
+                    f"after epoch {self.state.epoch}",
+                )
             logger.info(
                 "epoch %d/%d  loss/tok %.4f  dev F1 %.2f (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
                 self.state.epoch,
@@ -200,3 +269,6 @@ class Trainer:
             )
         epochs.close()
         return self.state
+
+    def _finished(self) -> bool:
+        return self.state.epoch >= self.max_epochs or self.state.stopped_early
