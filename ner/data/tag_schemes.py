@@ -118,6 +118,14 @@ def tags_to_spans(tags: Sequence[str], scheme: str, *, lenient: bool = False) ->
     return spans
 
 
+def continues_chunk(previous: str, current: str) -> bool:
+    """Whether tag `current`, right after tag `previous`, extends `previous`'s chunk as
+    `tags_to_spans(lenient=True)` reads them: an ``I-``/``E-`` tag of the type of a ``B-``/``I-``
+    tag. Any other tag but ``O`` opens a chunk."""
+    (previous_prefix, previous_type), (prefix, kind) = split_tag(previous), split_tag(current)
+    return previous_prefix in ("B", "I") and prefix in ("I", "E") and previous_type == kind
+
+
 def spans_to_tags(spans: Iterable[Span], length: int, scheme: str) -> list[str]:
     """Encode non-overlapping spans as ``length`` tags in `scheme`."""
     scheme = _check_scheme(scheme)

@@ -7,9 +7,10 @@
 Raw text is split into sentences and tokenized like CoNLL (`ner.data.tokenize`); every token and
 entity keeps its character offsets into the input string. An entity's confidence is the CRF's
 marginal probability of exactly that span and type (forward-backward over the same constrained
-scores Viterbi decodes with). Sentences longer than `max_length` tokens are tagged in pieces, so a
-runaway "sentence" (a 5,000-token line without punctuation) costs neither memory nor the rest of
-the input.
+scores Viterbi decodes with), summed over every tag sequence that encodes it (in IOB1 a chunk may
+open with ``I-X`` or ``B-X``; an unconstrained model may open one with a stray ``I-X``).
+Sentences longer than `max_length` tokens are tagged in pieces, so a runaway "sentence" (a
+5,000-token line without punctuation) costs neither memory nor the rest of the input.
 """
 
 import functools
@@ -27,6 +28,7 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, tokenize_sentences
 from ner.serving.archive import ArchiveError, BiLMFiles, load_archive, save_archive
+from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
 from ner.tagger.model import TaggerModel
@@ -156,7 +158,8 @@ class Tagger:
         self.model_scheme: str = model.config["tag_scheme"]
         self.corpus_scheme = corpus_scheme
         self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
-        self._neighbour_masks = _neighbour_masks(model.tags)
+        self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
+        self._continues = continuation_mask(model.tags)  # (K, K)
 
     @functools.cached_property
     def bilm(self) -> BiLM | None:
@@ -313,28 +316,8 @@ class Tagger:
         if not spans:
             return tagged
         bounds = np.array([(row, start, end) for row, _, start, end in spans])
-        before, after = self._neighbour_masks
-        confidences = posterior.span_probabilities(
-            paths,
-            bounds,
-            before[paths[bounds[:, 0], bounds[:, 1]]],
-            after[paths[bounds[:, 0], bounds[:, 2] - 1]],
-        )
+        members = np.stack([self._tag_types == kind for _, kind, _, _ in spans])  # (N, K)
+        confidences = posterior.chunk_probabilities(bounds, members, self._continues)
         for (row, kind, start, end), confidence in zip(spans, confidences.tolist(), strict=True):
             tagged[row].spans.append((kind, start, end, confidence))
         return tagged
-
-
-def _neighbour_masks(tags: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(before, after), each (K, K) bool: row k = the tags allowed before a chunk that opens
-    with tag k / after a chunk that closes with tag k. A neighbour that would extend the chunk
-    (``I-X``/``E-X`` after it; ``B-X``/``I-X`` before an ``I-X`` opener, as in IOB1) is excluded."""
-    parts = [split_tag(tag) for tag in tags]
-    before = np.array(
-        [
-            [prefix not in "IE" or not (p in "BI" and k == kind) for p, k in parts]
-            for prefix, kind in parts
-        ]
-    )
-    after = np.array([[not (p in "IE" and k == kind) for p, k in parts] for _, kind in parts])
-    return before, after

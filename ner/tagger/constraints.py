@@ -8,9 +8,10 @@ The semantics follow AllenNLP's `allowed_transitions` for BIO (IOB2), IOB1 and B
 from dataclasses import dataclass
 from itertools import pairwise
 
+import numpy as np
 import torch
 
-from ner.data.tag_schemes import SCHEMES, split_tag
+from ner.data.tag_schemes import SCHEMES, continues_chunk, split_tag
 
 
 @dataclass(frozen=True)
@@ -70,3 +71,10 @@ def is_valid_sequence(scheme: str, tags: list[str]) -> bool:
         and _can_end(scheme, parts[-1][0])
         and all(_can_follow(scheme, a, b) for a, b in pairwise(parts))
     )
+
+
+def continuation_mask(tags: list[str]) -> np.ndarray:
+    """(K, K) bool: ``[i, j]`` when tag j right after tag i extends i's chunk under lenient
+    decoding (`ner.data.tag_schemes.continues_chunk`), the same in every scheme; the chunk
+    probabilities of `ner.tagger.marginals` sum over the tag sequences this admits."""
+    return np.array([[continues_chunk(previous, tag) for tag in tags] for previous in tags])

@@ -69,42 +69,57 @@ class CrfPosterior:
         """P(y_t = k | x) as (B, T, K); rows at padding are meaningless."""
         return (self.alpha + self.beta - self.log_partition.view(-1, 1, 1)).exp()
 
-    def span_probabilities(
-        self,
-        paths: np.ndarray,
-        spans: np.ndarray,
-        previous_allowed: np.ndarray,
-        next_allowed: np.ndarray,
+    def chunk_probabilities(
+        self, chunks: np.ndarray, members: np.ndarray, continues: np.ndarray
     ) -> np.ndarray:
-        """For each span (row b, tokens s..e-1): P(y_s..y_e-1 = paths[b, s:e], y_s-1 ∈
-        previous_allowed, y_e ∈ next_allowed | x), the exact probability that the CRF gives
-        these tags to the span with neighbours that do not extend the chunk.
+        """For each chunk (row b, tokens s..e-1): the probability that tokens s..e-1 form exactly
+        one chunk of its type, summed over every tag sequence that decodes to it, e.g. both
+        ``I-X I-X`` and ``B-X I-X`` in IOB1, or an unconstrained ``I-X E-X`` in BIOES.
 
-        paths: (B, T) tag ids (only the spans' positions are read); spans: (N, 3) int rows
-        (b, s, e), e exclusive; previous_allowed, next_allowed: (N, K) bool neighbour masks.
-        Returns (N,) probabilities. All spans are scored at once in NumPy.
+        chunks: (N, 3) int rows (b, s, e), e exclusive; members: (N, K) bool, the tags of the
+        chunk's type; continues: (K, K) bool, ``continues[i, j]``: tag j after tag i extends
+        i's chunk (see `ner.tagger.constraints.continuation_mask`). A chunk is present when y_s
+        is a member that does not continue y_s-1, every later tag continues its predecessor,
+        and y_e (if any) does not. Returns (N,) probabilities; spans are scored at once in NumPy.
         """
         start_scores, transitions, end_scores, emissions, alpha, beta = self._arrays
         lengths = self.lengths.cpu().numpy()
-        rows, starts, ends = spans.T if len(spans) else np.zeros((3, 0), dtype=np.int64)
+        rows, starts, ends = chunks.T if len(chunks) else np.zeros((3, 0), dtype=np.int64)
         if np.any(starts < 0) or np.any(ends > lengths[rows]) or np.any(starts >= ends):
-            raise ValueError(f"spans {spans.tolist()} do not fit sentences of {lengths.tolist()}")
-        # step[b, t]: transition into y_t plus emission of y_t along the path
-        emitted = np.take_along_axis(emissions, paths[..., None], axis=2)[..., 0]  # (B, T)
-        step = emitted.copy()
-        step[:, 1:] += transitions[paths[:, :-1], paths[:, 1:]]
-        # inner: steps s+1 .. e-1 of each span (not a cumsum: -inf outside spans must not leak)
-        positions = np.arange(paths.shape[1])
-        inside = (positions > starts[:, None]) & (positions < ends[:, None])  # (N, T)
-        inner = np.where(inside, step[rows], 0.0).sum(axis=1)
-        first, last = paths[rows, starts], paths[rows, ends - 1]  # (N,)
-        # left: start score, or every allowed previous tag's forward score into y_s
-        before = alpha[rows, np.maximum(starts - 1, 0)] + transitions[:, first].T  # (N, K)
-        before = np.logaddexp.reduce(np.where(previous_allowed, before, -np.inf), axis=1)
-        left = np.where(starts == 0, start_scores[first], before) + emitted[rows, starts]
-        # right: end score, or every allowed next tag's score and backward score
-        following = np.minimum(ends, paths.shape[1] - 1)
-        after = transitions[last] + emissions[rows, following] + beta[rows, following]  # (N, K)
-        after = np.logaddexp.reduce(np.where(next_allowed, after, -np.inf), axis=1)
-        right = np.where(ends == lengths[rows], end_scores[last], after)
-        return np.exp(left + inner + right - self._log_partition[rows])
+            raise ValueError(f"spans {chunks.tolist()} do not fit sentences of {lengths.tolist()}")
+        opening = np.where(continues, -np.inf, transitions)  # (K, K) moves that open a chunk
+        inside = np.where(continues, transitions, -np.inf)  # (K, K) moves that extend one
+        # score (N, K): prefixes up to y_s = k with k opening the chunk, emission s included
+        before = alpha[rows, np.maximum(starts - 1, 0)]  # (N, K)
+        entered = _log_matmul(before, opening)
+        score = np.where(starts[:, None] == 0, start_scores, entered) + emissions[rows, starts]
+        score = np.where(members, score, -np.inf)
+        for offset in range(1, int((ends - starts).max(initial=1))):
+            position = starts + offset
+            grows = position < ends
+            at = np.minimum(position, emissions.shape[1] - 1)
+            extended = _log_matmul(score, inside) + emissions[rows, at]
+            score = np.where(grows[:, None], extended, score)
+        # right: the end score, or a next tag that does not extend the chunk (and what follows)
+        following = np.minimum(ends, emissions.shape[1] - 1)
+        onward = emissions[rows, following] + beta[rows, following]  # (N, K)
+        after = _log_matmul(score, opening + onward[:, None, :], batched=True)  # (N, K)
+        closing = _logsumexp(score + end_scores, axis=1)
+        right = np.where(ends == lengths[rows], closing, _logsumexp(after, axis=1))
+        return np.exp(right - self._log_partition[rows])
+
+
+def _logsumexp(values: np.ndarray, axis: int) -> np.ndarray:
+    """log Σ exp over `axis`, -inf where every term is -inf."""
+    peak = np.max(values, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        total = np.log(np.exp(values - peak).sum(axis=axis, keepdims=True)) + peak
+    return np.squeeze(total, axis=axis)
+
+
+def _log_matmul(vectors: np.ndarray, matrix: np.ndarray, batched: bool = False) -> np.ndarray:
+    """Log-space vector-matrix products: (N, K) with (K, J) → (N, J), or with (N, K, J) when
+    `batched`: out[n, j] = log Σ_k exp(vectors[n, k] + matrix[(n,) k, j])."""
+    terms = vectors[:, :, None] + (matrix if batched else matrix[None])
+    return _logsumexp(terms, axis=1)

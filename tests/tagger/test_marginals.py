@@ -1,4 +1,5 @@
-"""CRF forward-backward (ner/tagger/marginals.py) against brute-force path enumeration."""
+"""CRF forward-backward (ner/tagger/marginals.py) against brute-force path enumeration: token
+marginals, the partition function, and chunk probabilities summed over every tag encoding."""
 
 import itertools
 
@@ -7,15 +8,17 @@ import pytest
 import torch
 from torchcrf import CRF
 
+from ner.data.tag_schemes import split_tag, tags_to_spans
+from ner.tagger.constraints import allowed_transitions, continuation_mask
 from ner.tagger.marginals import CrfPosterior
 
 K = 3
 
 
-def path_probabilities(emissions, start, transitions, end, length):
-    """{path: probability} over all K**length paths of one sentence, by enumeration."""
+def path_probabilities(emissions, start, transitions, end, length, num_tags=K):
+    """{path: probability} over all num_tags**length paths of one sentence, by enumeration."""
     scores = {}
-    for path in itertools.product(range(K), repeat=length):
+    for path in itertools.product(range(num_tags), repeat=length):
         score = start[path[0]] + emissions[0, path[0]] + end[path[-1]]
         for t in range(1, length):
             score = score + transitions[path[t - 1], path[t]] + emissions[t, path[t]]
@@ -63,36 +66,56 @@ def test_partition_matches_pytorch_crf_without_constraints() -> None:
     torch.testing.assert_close(posterior.log_partition, expected)
 
 
-@pytest.mark.parametrize(("start_at", "tags"), [(0, [1]), (1, [1, 1]), (0, [0, 1, 2, 2]), (3, [2])])
-def test_span_probability_matches_enumeration(scores, start_at, tags) -> None:
-    emissions, mask, start, transitions, end = scores
+def chunk_enumeration(tags, scheme, emissions, start, transitions, end, length):
+    """{(type, s, e): probability} of every chunk, summing the probabilities of all tag paths
+    whose lenient decoding contains it (brute force over K**length paths)."""
+    probabilities, _ = path_probabilities(emissions, start, transitions, end, length, len(tags))
+    chunks: dict[tuple[str, int, int], float] = {}
+    for path, p in probabilities.items():
+        for span in tags_to_spans([tags[k] for k in path], scheme, lenient=True):
+            chunks[tuple(span)] = chunks.get(tuple(span), 0.0) + p
+    return chunks
+
+
+@pytest.mark.parametrize(
+    ("scheme", "tags", "constrained"),
+    [
+        ("iob1", ["O", "B-A", "I-A", "B-B", "I-B"], True),
+        ("iob1", ["O", "B-A", "I-A", "I-B"], False),
+        ("bioes", ["O", "B-A", "I-A", "E-A", "S-A"], False),
+        ("bioes", ["O", "B-A", "I-A", "E-A", "S-A"], True),
+        ("iob2", ["O", "B-A", "I-A", "B-B", "I-B"], True),
+    ],
+)
+def test_chunk_probabilities_sum_over_every_encoding(scheme, tags, constrained) -> None:
+    k = len(tags)
+    generator = torch.Generator().manual_seed(3)
+    emissions = torch.randn(2, 4, k, generator=generator, dtype=torch.float64)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.bool)
+    start, transitions, end = (
+        torch.randn(shape, generator=generator, dtype=torch.float64) for shape in (k, (k, k), k)
+    )
+    if constrained:
+        masks = allowed_transitions(scheme, tags)
+        start = start.masked_fill(~masks.start, float("-inf"))
+        transitions = transitions.masked_fill(~masks.transitions, float("-inf"))
+        end = end.masked_fill(~masks.end, float("-inf"))
     posterior = CrfPosterior(emissions, mask, start, transitions, end)
-    previous_allowed = np.array([True, False, True])
-    next_allowed = np.array([False, True, True])
-    paths_of_all = {0: path_probabilities(emissions[0], start, transitions, end, 4)[0]}
-    stop = start_at + len(tags)
-
-    def matches(path, check_neighbours):
-        if list(path[start_at:stop]) != tags:
-            return False
-        if check_neighbours and start_at > 0 and not previous_allowed[path[start_at - 1]]:
-            return False
-        return not (check_neighbours and stop < 4 and not next_allowed[path[stop]])
-
-    plain = sum(p for path, p in paths_of_all[0].items() if matches(path, False))
-    bounded = sum(p for path, p in paths_of_all[0].items() if matches(path, True))
-    # the span sits in row 0; row 1 gets a one-token span of its own in the same call
-    paths = np.zeros((2, 4), dtype=np.int64)
-    paths[0, start_at:stop] = tags
-    spans = np.array([[0, start_at, stop], [0, start_at, stop], [1, 1, 2]])
-    anything = np.ones((3, K), dtype=bool)
-    given = np.stack([anything[0], previous_allowed, anything[0]])
-    after = np.stack([anything[0], next_allowed, anything[0]])
-    probabilities = posterior.span_probabilities(paths, spans, given, after)
-    assert probabilities[0] == pytest.approx(plain, abs=1e-9)
-    assert probabilities[1] == pytest.approx(bounded, abs=1e-9)
-    row1, _ = path_probabilities(emissions[1], start, transitions, end, 2)
-    assert probabilities[2] == pytest.approx(sum(p for q, p in row1.items() if q[1] == 0), abs=1e-9)
+    kinds = np.array([split_tag(tag)[1] for tag in tags])
+    continues = continuation_mask(tags)
+    for row, length in enumerate([4, 3]):
+        expected = chunk_enumeration(tags, scheme, emissions[row], start, transitions, end, length)
+        candidates = [
+            (kind, s, e)
+            for kind in ("A", "B")
+            for s in range(length)
+            for e in range(s + 1, length + 1)
+        ]
+        chunks = np.array([(row, s, e) for _, s, e in candidates])
+        members = np.stack([kinds == kind for kind, _, _ in candidates])
+        found = posterior.chunk_probabilities(chunks, members, continues)
+        for candidate, probability in zip(candidates, found, strict=True):
+            assert probability == pytest.approx(expected.get(candidate, 0.0), abs=1e-9), candidate
 
 
 def test_bad_shapes_and_spans_raise(scores) -> None:
@@ -107,6 +130,4 @@ def test_bad_shapes_and_spans_raise(scores) -> None:
     everything = np.ones((1, K), dtype=bool)
     for span in ([1, 1, 3], [0, 2, 2], [0, -1, 1]):  # past row 1's 2 tokens, empty, negative
         with pytest.raises(ValueError, match="do not fit"):
-            posterior.span_probabilities(
-                np.zeros((2, 4), dtype=np.int64), np.array([span]), everything, everything
-            )
+            posterior.chunk_probabilities(np.array([span]), everything, np.ones((K, K), bool))
