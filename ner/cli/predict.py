@@ -30,6 +30,8 @@ from itertools import islice
 from typing import IO, Any
 
 from ner.common.threads import cpu_threads
+from ner.data.lines import decode_line
+from ner.data.tokenize import TOKENIZERS
 
 FORMATS = ("jsonl", "conll")
 INPUT_FORMATS = ("text", "tokens", "conll")
@@ -63,7 +65,7 @@ def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
             yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
             continue
         try:
-            yield Line(number, raw.decode(encoding))
+            yield Line(number, decode_line(raw, number, encoding))
         except UnicodeDecodeError as error:
             yield Line(
                 number,
@@ -242,6 +244,13 @@ def parser() -> argparse.ArgumentParser:
         help="scheme of the output tags (default: the training corpus's; for scored CoNLL input: "
         "the gold's)",
     )
+    p.add_argument(
+        "--tokenizer",
+        choices=TOKENIZERS,
+        default="news",
+        help="how text input is tokenized: news (CoNLL-style, default) or social (keeps "
+        "@mentions, #hashtags, URLs, e-mail addresses and emoticons whole)",
+    )
     p.add_argument("--encoding", default="utf-8", help="input encoding (default utf-8)")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     p.add_argument(
@@ -278,7 +287,11 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         tagger = Tagger.load(
-            args.model, device=args.device, max_length=args.max_length, tag_scheme=args.tag_scheme
+            args.model,
+            device=args.device,
+            max_length=args.max_length,
+            tag_scheme=args.tag_scheme,
+            tokenizer=args.tokenizer,
         )
     except (ArchiveError, OSError, ValueError) as error:
         print(f"ner-predict: error: cannot load model {args.model}: {error}", file=sys.stderr)

@@ -26,7 +26,7 @@ import torch
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
-from ner.data.tokenize import Token, tokenize_sentences
+from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
 from ner.serving.archive import ArchiveError, BiLMFiles, load_archive, save_archive
 from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
@@ -132,7 +132,9 @@ class Tagger:
     model: the trained tagger; encoder: its word/char/tag vocabularies; bilm: the biLM files it
     reads (None when it uses no ELMo); device: where to run; max_length: longer sentences are
     tagged in pieces of at most this many tokens; corpus_scheme: the tag scheme of the training
-    corpus; tag_scheme: the scheme of the output tags (default: the corpus's, else the model's).
+    corpus; tag_scheme: the scheme of the output tags (default: the corpus's, else the model's);
+    tokenizer: how `predict` splits raw text, ``news`` (CoNLL-style, the default) or ``social``
+    (keeps @mentions, #hashtags, URLs, e-mail addresses and emoticons whole).
     """
 
     def __init__(
@@ -145,6 +147,7 @@ class Tagger:
         max_length: int = 256,
         corpus_scheme: str | None = None,
         tag_scheme: str | None = None,
+        tokenizer: str = "news",
     ) -> None:
         if max_length < 1:
             raise ValueError(f"max_length must be positive, got {max_length}")
@@ -158,6 +161,7 @@ class Tagger:
         self.model_scheme: str = model.config["tag_scheme"]
         self.corpus_scheme = corpus_scheme
         self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
+        self.tokenizer = check_tokenizer(tokenizer)
         self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
         self._continues = continuation_mask(model.tags)  # (K, K)
 
@@ -211,7 +215,8 @@ class Tagger:
     def predict(self, texts: str | Sequence[str], *, batch_size: int = 64) -> list[TaggedText]:
         """Tag raw texts (each split into sentences); one `TaggedText` per text."""
         texts = [texts] if isinstance(texts, str) else list(texts)
-        return self.tag_tokenized(texts, [tokenize_sentences(t) for t in texts], batch_size)
+        sentences = [tokenize_sentences(t, self.tokenizer) for t in texts]
+        return self.tag_tokenized(texts, sentences, batch_size)
 
     def predict_tokens(
         self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
