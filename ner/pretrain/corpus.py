@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ner.common.paths import data_dir
+from ner.data.lines import decode_line
 from ner.pretrain.vocabulary import SPECIAL_TOKENS
 
 logger = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def read_sentences(path: Path, max_sentence_tokens: int) -> Iterator[list[str]]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = decode_line(raw, number, "utf-8")
             except UnicodeDecodeError as error:
                 raise CorpusError(
                     f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start}); "
