@@ -18,6 +18,8 @@ MIRROR = Path(os.environ.get("NER_MIRROR") or SHARED / "mirror")
 
 os.environ.setdefault("NER_NLTK_DATA_URL", str(MIRROR / "nltk_data"))
 os.environ.setdefault("NER_REUTERS_URL", str(MIRROR / "reuters21578" / "reuters21578.tar.gz"))
+# The `elmo=fixture` preset reads its folder from here.
+os.environ.setdefault("NER_ELMO_FIXTURE", str(FIXTURE))
 
 
 @pytest.fixture

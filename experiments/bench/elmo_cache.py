@@ -1,7 +1,7 @@
 """Epoch time of the tagger with the ELMo feature cache vs. rerunning the frozen biLM per batch.
 
-Uses an untrained biLM of a published ELMo shape (``--shape small|medium|original``: the
-`options` of conf/elmo/<shape>.yaml, random weights: speed does not depend on the values) on
+Uses an untrained biLM of a published ELMo shape (``--shape small|medium|original``: the options
+in experiments/bench/published_shapes.yaml, random weights: speed does not depend on them) on
 the first N CoNLL-2003 train sentences (dev: N/3), with the default model (char-CNN + ELMo mix
 → 2×200 BiLSTM → CRF; GloVe is left out, it costs the same either way). Both variants train
 side by side in one process; building the cache is reported separately (it happens once).
@@ -109,7 +109,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     if args.encoder_bf16:
         TaggerModel.emissions = bf16_encoder_emissions
-    preset = yaml.safe_load((PROJECT_ROOT / "conf" / "elmo" / f"{args.shape}.yaml").read_text())
+    shapes = PROJECT_ROOT / "experiments" / "bench" / "published_shapes.yaml"
+    preset = {"options": yaml.safe_load(shapes.read_text())[args.shape]}
     corpus = load_splits({"name": "conll2003", "max_sentences": args.sentences})
     dev = corpus.splits["validation"]
     keep = args.sentences // 3

@@ -1,7 +1,7 @@
 """Speed of `ner-embed` against the plain per-time-step baseline (AllenNLP's algorithm).
 
 Setup (issue 3): CoNLL-2003 validation sentences, random weights of the published "small" shape
-(conf/elmo/small.yaml: 1024/128, 2048 filters), CPU, 2 threads. The baseline
+(AllenNLP's small ELMo shape: 1024/128, 2048 filters), CPU, 2 threads. The baseline
 (`ner.bilm.reference.ReferenceBiLM`, stateless, batches of 64 in file order like AllenNLP's
 ElmoEmbedder) is timed in-process on --baseline-sentences evenly strided sentences (half before,
 half after the fast runs); the fast path is timed as a whole `ner-embed` process (start-up,
@@ -78,8 +78,9 @@ def main() -> None:
 
     sentences = list(load_corpus("conll2003")["validation"]["tokens"])
     tokens = sum(map(len, sentences))
-    options_dict = OmegaConf.to_container(OmegaConf.load(ROOT / "conf/elmo/small.yaml").options)
-    options = BiLMOptions.from_dict(options_dict, source="conf/elmo/small.yaml")
+    shapes = ROOT / "experiments/bench/published_shapes.yaml"
+    options_dict = OmegaConf.to_container(OmegaConf.load(shapes).small)
+    options = BiLMOptions.from_dict(options_dict, source=str(shapes))
     work = Path(tempfile.mkdtemp(prefix="bench_embed_"))
     torch.manual_seed(0)
     BiLM(options).save(work / "options.json", work / "weights.hdf5")

@@ -43,7 +43,7 @@ TIMING_FILE = RESULTS / "epoch_timing.json"
 MAX_EPOCHS = 20
 PATIENCE = 5
 SHIPPED_ELMO = "small_news"
-FULL_SCHEDULE_EPOCHS = 75  # conf/trainer/default.yaml, for the budget estimate of those runs
+FULL_SCHEDULE_EPOCHS = 75  # ner/conf/trainer/default.yaml, for the budget estimate of those runs
 
 
 @dataclass(frozen=True)
@@ -283,9 +283,9 @@ def check_elmo_preset(name: str) -> None:
     ELMo job would fail on them); URLs are left to the download code."""
     from omegaconf import OmegaConf
 
-    import ner.cli.train  # noqa: F401  (registers the ${project_root:} resolver)
+    import ner.training.config  # noqa: F401  (registers the ${shipped_bilm:} resolver)
 
-    path = ROOT / "conf" / "elmo" / f"{name}.yaml"
+    path = ROOT / "ner" / "conf" / "elmo" / f"{name}.yaml"
     if not path.is_file():
         sys.exit(f"study: no ELMo preset {path}")
     preset = OmegaConf.load(path)
@@ -306,10 +306,10 @@ def timing(args: argparse.Namespace) -> int:
     corpus = load_corpus("conll2003")
     full = {split: sum(map(len, corpus[split]["tokens"])) for split in corpus}
     extra = [f"data.max_sentences={args.sentences or 'null'}", f"trainer.max_epochs={args.epochs}"]
-    import ner.cli.train  # noqa: F401  (registers the ${project_root:} resolver)
+    import ner.training.config  # noqa: F401  (registers the ${shipped_bilm:} resolver)
 
-    elmo_preset = OmegaConf.load(ROOT / "conf" / "elmo" / f"{args.elmo}.yaml")
-    bilm_note = f"conf/elmo/{args.elmo}.yaml"
+    elmo_preset = OmegaConf.load(ROOT / "ner" / "conf" / "elmo" / f"{args.elmo}.yaml")
+    bilm_note = f"ner/conf/elmo/{args.elmo}.yaml"
     if not Path(elmo_preset.weight_file).is_file():
         extra += random_bilm(elmo_preset)
         bilm_note += " shape, random weights (the trained weights were not there yet)"
@@ -361,12 +361,13 @@ def random_bilm(preset) -> list[str]:
     """Options + random weights of the preset's shape in a temp folder (same compute as the
     trained model), as ``elmo.options_file=`` / ``elmo.weight_file=`` overrides."""
     import torch
-    from omegaconf import OmegaConf
 
     from ner.bilm.bilm import BiLM
     from ner.bilm.options import BiLMOptions
 
-    options = BiLMOptions.from_dict(OmegaConf.to_container(preset.options), source="preset")
+    options = BiLMOptions.from_dict(
+        json.loads(Path(preset.options_file).read_text()), source=preset.options_file
+    )
     folder = Path(tempfile.mkdtemp(prefix="study-timing-bilm-"))
     torch.manual_seed(0)
     BiLM(options).save(folder / "options.json", folder / "weights.hdf5")
@@ -454,7 +455,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["run", "status", "commands", "time"])
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (1 thread each)")
-    parser.add_argument("--elmo", default=SHIPPED_ELMO, help="conf/elmo preset of ELMo runs")
+    parser.add_argument("--elmo", default=SHIPPED_ELMO, help="ner/conf/elmo preset of ELMo runs")
     parser.add_argument("--only", nargs="+", help="jobs whose name contains one of these")
     parser.add_argument("--max-minutes", type=float, help="start no job after this long")
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR)

@@ -1,4 +1,4 @@
-"""`ner-pretrain` / `ner-pretrain`: train a biLM (config `conf/pretrain/default.yaml`)."""
+"""`ner-pretrain [overrides]`: train a biLM (config `ner/conf/pretrain.yaml`)."""
 
 import hydra
 from omegaconf import DictConfig
@@ -6,9 +6,9 @@ from omegaconf import DictConfig
 from ner.pretrain.trainer import train
 
 
-@hydra.main(version_base="1.3", config_path="../../conf/pretrain", config_name="default")
+@hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="pretrain")
 def main(cfg: DictConfig) -> None:
-    """Train, checkpoint, evaluate and export per `cfg` (see conf/pretrain/default.yaml)."""
+    """Train, checkpoint, evaluate and export per `cfg` (see ner/conf/pretrain.yaml)."""
     train(cfg)
 
 

@@ -2,19 +2,49 @@
 
 Writes into the Hydra run dir: ``config.yaml`` (resolved), ``checkpoints/{best,last}.pt``,
 ``results.json``, ``predictions_{dev,test}.txt``, ``model/``, ``train.log`` and ``wandb/``
-(offline). ``resume=RUN_DIR`` continues a killed run from its ``last.pt`` with its saved config.
+(offline). ``resume=RUN_DIR`` continues a killed run from its ``last.pt`` with its saved config,
+logging into RUN_DIR too. Ctrl-C or SIGTERM saves a checkpoint and says how to resume.
 """
+
+import sys
 
 import hydra
 from omegaconf import DictConfig
 
+from ner.features.cache import NonFiniteFeaturesError
+from ner.training.config import ConfigError
+from ner.training.interrupt import TrainingInterrupted
+from ner.training.loop import TrainingDiverged
 from ner.training.run import train
 
 
-@hydra.main(version_base="1.3", config_path="../../conf", config_name="config")
-def main(cfg: DictConfig) -> float:
+@hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
+def run(cfg: DictConfig) -> float:
     """Hydra entry point; returns the dev F1 (the objective for sweepers)."""
-    return train(cfg)["dev"]["f1"]
+    try:
+        return train(cfg)["dev"]["f1"]
+    except (ConfigError, TrainingDiverged, NonFiniteFeaturesError) as error:
+        sys.exit(f"ner-train: {error}")
+    except TrainingInterrupted as error:
+        print(f"ner-train: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        sys.exit("ner-train: interrupted before training started or after it ended")
+
+
+def resume_in_place(arguments: list[str]) -> list[str]:
+    """With ``resume=DIR`` and no ``hydra.run.dir`` of its own, the resumed run's log goes to
+    DIR (appended to its train.log), not to a new Hydra folder; DIR's .hydra/ is left as is."""
+    resume = [a.split("=", 1)[1] for a in arguments if a.startswith("resume=")]
+    if not resume or not resume[-1] or any(a.startswith("hydra.run.dir=") for a in arguments):
+        return arguments
+    return [*arguments, f"hydra.run.dir={resume[-1]}", "hydra.output_subdir=null"]
+
+
+def main() -> None:
+    """``ner-train [overrides]``."""
+    sys.argv[1:] = resume_in_place(sys.argv[1:])
+    run()
 
 
 if __name__ == "__main__":

@@ -63,19 +63,38 @@ def variant_name(config: dict[str, Any]) -> str:
     if config.get("variant"):
         return str(config["variant"])
     embeddings = config.get("embeddings") or {}
-    model = config.get("model") or {}
+    elmo = uses_elmo(config)
     parts = []
-    if embeddings.get("elmo"):
+    if elmo:
         parts.append("elmo")
     if embeddings.get("glove"):
         parts.append("glove" if embeddings["glove"].get("source") else "words")
     if not embeddings.get("char"):
         parts.append("nochar")
-    if embeddings.get("elmo") and model.get("elmo_mix_layers") is not None:
-        parts.append("layers" + "".join(str(layer) for layer in model["elmo_mix_layers"]))
-    if embeddings.get("elmo") and model.get("elmo_fixed_weights") is not None:
-        parts.append("fixed" + "-".join(f"{w:.3g}" for w in model["elmo_fixed_weights"]))
+    if elmo and (layers := _mix_setting(config, "layers")) is not None:
+        parts.append("layers" + "".join(str(layer) for layer in layers))
+    if elmo and (weights := _mix_setting(config, "fixed_weights")) is not None:
+        parts.append("fixed" + "-".join(f"{w:.3g}" for w in weights))
     return "_".join(parts) or "none"
+
+
+def uses_elmo(config: dict[str, Any]) -> bool:
+    """Whether the run's model read ELMo: ``elmo`` set (runs before the ``elmo`` group held every
+    biLM setting: ``embeddings.elmo`` set)."""
+    embeddings = config.get("embeddings") or {}
+    if "elmo" in embeddings:
+        return bool(embeddings["elmo"])
+    return bool(config.get("elmo"))
+
+
+def _mix_setting(config: dict[str, Any], name: str) -> Any:
+    """``elmo.mix.layers`` or ``elmo.mix.fixed_weights`` (older runs: ``model.elmo_mix_layers``,
+    ``model.elmo_fixed_weights``)."""
+    mix = (config.get("elmo") or {}).get("mix")
+    if mix is not None:
+        return mix.get(name)
+    old_key = {"layers": "elmo_mix_layers", "fixed_weights": "elmo_fixed_weights"}[name]
+    return (config.get("model") or {}).get(old_key)
 
 
 def find_result_files(roots: Sequence[Path]) -> list[Path]:
@@ -143,9 +162,9 @@ def bilm_weights_sha256(run: Run) -> str | None:
 
 
 def _used_settings(config: dict[str, Any]) -> dict[str, Any]:
-    """The config without its ``elmo`` group when the model has no ELMo input (``embeddings.elmo``
-    null): a GloVe-only run does not depend on which biLM preset was the default."""
-    if (config.get("embeddings") or {}).get("elmo"):
+    """The config without its ``elmo`` group when the model has no ELMo input: a GloVe-only run
+    does not depend on which biLM preset was the default."""
+    if uses_elmo(config):
         return config
     return {key: value for key, value in config.items() if key != "elmo"}
 

@@ -58,7 +58,7 @@ def evaluate_run(
     if model.elmo_mix is not None:
         elmo = ElmoFeatures(
             config["elmo"],
-            cache=config["embeddings"]["elmo"]["cache"],
+            cache=config["elmo"]["cache"],
             device=torch.device(device),
             progress=False,
         )

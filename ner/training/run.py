@@ -19,7 +19,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from ner.common.paths import PROJECT_ROOT
+from ner.common.paths import checkout_root
 from ner.common.threads import cpu_threads
 from ner.features.elmo import ElmoFeatures
 from ner.serving.archive import BiLMFiles
@@ -27,6 +27,7 @@ from ner.serving.tagger import save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.checkpoint import load_checkpoint
+from ner.training.config import validate
 from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split
 from ner.training.loggers import NullLogger
@@ -34,9 +35,6 @@ from ner.training.loop import Trainer
 from ner.training.setup import encode_split, load_splits
 
 logger = logging.getLogger(__name__)
-
-if not OmegaConf.has_resolver("project_root"):
-    OmegaConf.register_new_resolver("project_root", lambda: str(PROJECT_ROOT))
 
 
 def seed_everything(seed: int) -> None:
@@ -47,18 +45,22 @@ def seed_everything(seed: int) -> None:
 
 
 def git_commit() -> str | None:
-    """The repository's HEAD commit (with ``-dirty`` when there are local changes), if any."""
+    """The checkout's HEAD commit (with ``-dirty`` when there are local changes); None when the
+    package is installed rather than run from a git checkout."""
+    root = checkout_root()
+    if root is None:
+        return None
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"],
-            cwd=PROJECT_ROOT,
+            cwd=root,
             capture_output=True,
             text=True,
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=PROJECT_ROOT,
+            cwd=root,
             capture_output=True,
             text=True,
             check=True,
@@ -119,6 +121,14 @@ def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -
         elmo_dim=elmo.output_dim if elmo is not None else 0,
         elmo_layers=elmo.num_layers if elmo is not None else 3,
     )
+    if cfg.elmo is not None:
+        mix = OmegaConf.to_container(cfg.elmo.mix, resolve=True)
+        config.update(
+            elmo_mix_layers=mix["layers"],
+            elmo_fixed_weights=mix["fixed_weights"],
+            elmo_layer_norm=mix["layer_norm"],
+            elmo_dropout=float(cfg.elmo.dropout),
+        )
     if embeddings.glove:
         config["word_dim"] = int(embeddings.glove.dim)
     if embeddings.char:
@@ -135,7 +145,7 @@ def save_model(
 ) -> None:
     """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load."""
     bilm = None
-    if cfg.embeddings.elmo:
+    if cfg.elmo is not None:
         bilm = BiLMFiles(
             options=str(cfg.elmo.options_file),
             weights=str(cfg.elmo.weight_file),
@@ -166,8 +176,11 @@ def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
 
 
 def train(cfg: DictConfig) -> dict[str, Any]:
-    """Train, select on dev F1, evaluate the best epoch on dev and test, write the run's files."""
+    """Train, select on dev F1, evaluate the best epoch on dev and test, write the run's files.
+
+    Raises `ConfigError` for a value out of range before anything is read or written."""
     started = time.perf_counter()
+    validate(cfg)
     run_dir, cfg, resuming = run_dir_and_config(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resuming:
@@ -209,10 +222,10 @@ def fit_and_evaluate(
         max_chars=cfg.embeddings.char.max_chars if cfg.embeddings.char else 50,
     )
     elmo = None
-    if cfg.embeddings.elmo:
+    if cfg.elmo is not None:
         elmo = ElmoFeatures(
             OmegaConf.to_container(cfg.elmo, resolve=True),
-            cache=cfg.embeddings.elmo.cache,
+            cache=cfg.elmo.cache,
             device=device,
             progress=progress,
         )
@@ -245,7 +258,7 @@ def fit_and_evaluate(
         max_epochs=cfg.trainer.max_epochs,
         patience=cfg.trainer.patience,
         grad_norm=cfg.trainer.grad_norm,
-        mix_l2=cfg.embeddings.elmo.mix_l2 if elmo else 0.0,
+        mix_l2=cfg.elmo.mix.l2 if elmo else 0.0,
         batch_size=cfg.data.batch_size,
         seed=cfg.seed,
         run_logger=run_logger,

@@ -13,16 +13,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
+from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-import ner.training.run  # registers the ${project_root:} resolver; glove_rows
+import ner.training.run  # glove_rows; registers the config schema
 from ner.common.paths import PROJECT_ROOT
 from ner.tagger.dataset import Encoder, Split, check_label_sets
 from ner.training.checkpoint import load_checkpoint
 from ner.training.reevaluate import evaluate_run
 
-FIXTURE = PROJECT_ROOT.parent / "shared" / "fixtures" / "elmo"
 PEOPLE = ["John Smith", "Mary", "Peter Jones", "Anna Karenina", "Bob"]
 PLACES = ["Paris", "New York", "Berlin", "Rome", "Tokyo"]
 ORGS = ["Acme Corp", "the United Nations", "Reuters", "Siemens"]
@@ -87,8 +86,7 @@ def overrides(workspace: dict, run_dir: Path, epochs: int = 4) -> list[str]:
     return [
         f"data.name={workspace['corpus']}",
         f"embeddings.glove.source={workspace['glove']}",
-        f"elmo.options_file={FIXTURE / 'options.json'}",
-        f"elmo.weight_file={FIXTURE / 'lm_weights.hdf5'}",
+        "elmo=fixture",  # its folder: $NER_ELMO_FIXTURE (tests/conftest.py)
         f"trainer.max_epochs={epochs}",
         "data.batch_size=16",
         "model.hidden_size=32",
@@ -262,8 +260,8 @@ def test_multirun_over_seeds(workspace):
 
 
 def compose_config(*extra: str):
-    with initialize_config_dir(config_dir=str(PROJECT_ROOT / "conf"), version_base="1.3"):
-        return compose(config_name="config", overrides=list(extra), return_hydra_config=False)
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        return compose(config_name="train", overrides=list(extra))
 
 
 @pytest.mark.parametrize("experiment", ["conll2003_elmo_glove", "conll2003_glove"])
@@ -273,12 +271,14 @@ def test_experiments_compose(experiment):
     )
     assert cfg.seed == 3 and cfg.data.max_sentences == 10 and cfg.data.name == "conll2003"
     assert cfg.model._target_ == "ner.tagger.model.TaggerModel"
-    assert cfg.logger._target_ == "ner.training.loggers.NullLogger"
-    assert (cfg.embeddings.elmo is None) == (experiment == "conll2003_glove")
+    assert cfg.logger is None
     assert cfg.trainer.optimizer._target_ == "torch.optim.Adam" and cfg.trainer.max_epochs == 75
+    if experiment == "conll2003_glove":
+        assert cfg.elmo is None
+        return
     elmo = OmegaConf.to_container(cfg.elmo, resolve=True)
     # The default biLM is the shipped one: package data, no download.
-    assert elmo["name"] == "small_news"
+    assert elmo["name"] == "small_news" and elmo["expected"]["options_file"] == elmo["options_file"]
     assert Path(elmo["options_file"]).is_file() and Path(elmo["weight_file"]).is_file()
 
 
@@ -286,7 +286,7 @@ def test_overrides_named_in_the_docs_exist():
     cfg = compose_config(
         "trainer.max_epochs=2",
         "logger=wandb",
-        "embeddings=elmo",
+        "embeddings=char",
         "trainer/scheduler=plateau",
         "elmo.options_file=https://example.org/o.json",
         "elmo.weight_file=/x/w.hdf5",

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
+from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 from tiny_tagger import SENTENCES
 
-import ner.cli.train  # noqa: F401  (registers the ${project_root:} resolver)
+import ner.training.config  # noqa: F401  (registers the training config schema)
 from ner.common.paths import PROJECT_ROOT
 
 STUDY = PROJECT_ROOT / "experiments" / "study" / "study.py"
@@ -26,9 +26,9 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "WANDB_SILENT": "true"}
 
 
 def compose_job(job, *extra: str):
-    with initialize_config_dir(config_dir=str(PROJECT_ROOT / "conf"), version_base="1.3"):
+    with initialize_config_module("ner.conf", version_base="1.3"):
         return compose(
-            config_name="config", overrides=study.overrides(job, "small_news", list(extra))
+            config_name="train", overrides=study.overrides(job, "small_news", list(extra))
         )
 
 
@@ -48,8 +48,8 @@ def test_the_plan_has_three_seeds_per_main_variant_and_two_per_layer_choice():
 def test_every_planned_job_composes_into_its_corpus_and_variant(job):
     cfg = compose_job(job)
     assert cfg.variant == job.variant and cfg.data.name == job.corpus and cfg.seed == job.seed
-    assert (cfg.embeddings.elmo is not None) == job.uses_elmo
-    if job.full_schedule:  # AllenNLP's, as conf/trainer/default.yaml has it
+    assert (cfg.elmo is not None) == job.uses_elmo
+    if job.full_schedule:  # AllenNLP's, as ner/conf/trainer/default.yaml has it
         assert (cfg.trainer.max_epochs, cfg.trainer.patience) == (study.FULL_SCHEDULE_EPOCHS, 25)
     else:
         assert (cfg.trainer.max_epochs, cfg.trainer.patience) == (study.MAX_EPOCHS, study.PATIENCE)
@@ -156,9 +156,9 @@ def test_publishing_a_run_writes_the_summary_and_report_and_runs_no_git(tmp_path
     ],
 )
 def test_launcher_configs_compose(launcher, target, setting):
-    with initialize_config_dir(config_dir=str(PROJECT_ROOT / "conf"), version_base="1.3"):
+    with initialize_config_module("ner.conf", version_base="1.3"):
         cfg = compose(
-            config_name="config",
+            config_name="train",
             overrides=[f"hydra/launcher={launcher}", "experiment=conll2003_glove"],
             return_hydra_config=True,
         )
@@ -194,7 +194,7 @@ def test_a_two_job_multirun_through_the_local_launcher_is_reported(tmp_path):
     result = run(
         [
             sys.executable, "-m", "ner.cli.train", "-m", "hydra/launcher=local",
-            f"data.name={corpus}", "embeddings=words", "embeddings.glove.dim=8",
+            f"data.name={corpus}", "embeddings=words", "elmo=none", "embeddings.glove.dim=8",
             "embeddings.char.filters=8", "model.hidden_size=8", "model.num_layers=1",
             "trainer.max_epochs=1", "trainer.num_threads=1", "logger=none", "progress=false",
             "seed=1,2", f"hydra.sweep.dir={sweep}",

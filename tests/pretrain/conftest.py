@@ -5,10 +5,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
+from hydra import compose, initialize_config_module
 from omegaconf import DictConfig
 
-CONF = Path(__file__).resolve().parents[2] / "conf" / "pretrain"
 _TEXT = (
     "the of and to a in is was he for it with as his on be at by i this had not are but from or "
     "have an they which one you were her all she there would their we him been has when who will "
@@ -72,10 +71,10 @@ def tiny_overrides(tmp_path: Path, zipf_text: Path) -> Callable[..., list[str]]:
 
 @pytest.fixture
 def tiny_config(tiny_overrides: Callable[..., list[str]]) -> Callable[..., DictConfig]:
-    """conf/pretrain/default.yaml composed with `tiny_overrides(...)`."""
+    """ner/conf/pretrain.yaml composed with `tiny_overrides(...)`."""
 
     def make(*overrides: str, output_dir: Path | None = None) -> DictConfig:
-        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-            return compose("default", overrides=tiny_overrides(*overrides, output_dir=output_dir))
+        with initialize_config_module("ner.conf", version_base="1.3"):
+            return compose("pretrain", overrides=tiny_overrides(*overrides, output_dir=output_dir))
 
     return make

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import h5py
 import pytest
-from hydra import compose, initialize_config_dir
+from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from ner.bilm.bilm import BiLM
@@ -37,10 +37,10 @@ def test_shipped_model_embeds_sentences(tmp_path: Path) -> None:
 
 
 def test_elmo_preset_points_at_the_shipped_files() -> None:
-    from ner.cli.train import main  # noqa: F401  (registers the ${project_root:} resolver)
+    import ner.training.config  # noqa: F401  (registers the ${shipped_bilm:} resolver)
 
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("config", overrides=["elmo=small_news"])
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        cfg = compose("train", overrides=["elmo=small_news"])
     preset = OmegaConf.to_container(cfg.elmo, resolve=True)
     assert (Path(preset["options_file"]), Path(preset["weight_file"])) == pretrained_files()
     bilm = BiLM.from_files(

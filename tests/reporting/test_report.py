@@ -240,6 +240,12 @@ def test_minutes_per_run_add_up_the_phases_of_a_resumed_run(tmp_path):
 def test_variant_names_are_derived_when_the_config_has_none():
     assert variant_name(config(variant=None)) == "elmo_glove"
     assert variant_name(config(variant=None, elmo_mix_layers=[0, 1])) == "elmo_glove_layers01"
+    # Every biLM setting in the elmo group (older runs: embeddings.elmo, model.elmo_*).
+    grouped = config(variant=None)
+    del grouped["embeddings"]["elmo"]
+    grouped["elmo"]["mix"] = {"layers": [2], "fixed_weights": None}
+    assert variant_name(grouped) == "elmo_glove_layers2"
+    assert variant_name({**grouped, "elmo": None}) == "glove"
     no_glove = config(variant=None)
     no_glove["embeddings"]["glove"] = None
     assert variant_name(no_glove) == "elmo"

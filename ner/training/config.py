@@ -1,0 +1,263 @@
+"""The training config's schema: typed dataclasses for every group of ``ner/conf/train.yaml``.
+
+Hydra merges the YAML files and the command line into `TrainConfig` (registered as
+``train_schema``), so a wrong type or a misspelt key fails while the config is composed. Ranges
+and choices, which types cannot express, are checked by `validate` before any data loads.
+Every message names the key, the value and what is expected.
+"""
+
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, DictConfig, OmegaConf
+
+from ner.pretrain import pretrained_files
+
+TAG_SCHEMES = ("iob1", "iob2", "bioes")
+
+
+def _at_least(minimum: float, default: Any = MISSING, **kwargs: Any) -> Any:
+    """A dataclass field whose value (when set) must be ≥ `minimum`."""
+    return field(default=default, metadata={"min": minimum}, **kwargs)
+
+
+def _fraction(default: Any = None) -> Any:
+    """A dataclass field whose value (when set) must lie in [0, 1)."""
+    return field(default=default, metadata={"min": 0.0, "below": 1.0})
+
+
+def _one_of(*choices: str, default: Any = MISSING) -> Any:
+    """A dataclass field whose value (when set) must be one of `choices`."""
+    return field(default=default, metadata={"choices": choices})
+
+
+@dataclass
+class CorpusOptions:
+    """Keyword arguments of `ner.data.prepare_corpus`; null leaves the library's default."""
+
+    files: dict[str, str] | None = None
+    columns: list[str] | None = None
+    token_column: int | None = None
+    tag_column: Any = None  # a column number, or a name (hub datasets)
+    separator: str | None = None
+    docstart: str | None = None
+    encoding: str | None = None
+    max_sentence_tokens: int | None = _at_least(1, None)
+    validation_fraction: float | None = _fraction()
+    holdout: float | None = _fraction()
+    holdout_seed: int | None = None
+    tag_scheme: str | None = _one_of(*TAG_SCHEMES, default=None)
+    lenient: bool | None = None
+    source: str | None = None
+    nltk_data_url: str | None = None
+    revision: str | None = None
+    hub_config: str | None = None
+
+
+@dataclass
+class DataConfig:
+    """The corpus: a name (``ner-data list``), a folder or a file, and how to batch it."""
+
+    name: str = MISSING
+    options: CorpusOptions = field(default_factory=CorpusOptions)
+    max_sentences: int | None = _at_least(1, None)  # per split, for smoke runs
+    # Nested training subsets (learning curves): this fraction of train, picked by subset_seed.
+    train_fraction: float = field(default=1.0, metadata={"min": 0.0})  # (0, 1]
+    subset_seed: int = 0
+    batch_size: int = _at_least(1, 64)
+
+
+@dataclass
+class GloveConfig:
+    """Word embeddings: pretrained GloVe rows (``source``), or a random init (source null)."""
+
+    source: str | None = "glove.6B.50d"
+    member: str | None = None  # the file inside a .zip that holds several
+    sha256: str | None = None  # pins a downloaded source file
+    dim: int = _at_least(1, 50)
+    trainable: bool = True
+
+
+@dataclass
+class CharConfig:
+    """The tagger's char-CNN over each word."""
+
+    dim: int = _at_least(1, 16)
+    filters: int = _at_least(1, 128)
+    width: int = _at_least(1, 3)
+    max_chars: int = _at_least(1, 50)  # longer words are truncated
+
+
+@dataclass
+class EmbeddingsConfig:
+    """The word-level inputs besides ELMo; null switches a family off."""
+
+    glove: GloveConfig | None = field(default_factory=GloveConfig)
+    char: CharConfig | None = field(default_factory=CharConfig)
+
+
+@dataclass
+class ExpectedShapes:
+    """A preset's shapes, checked against ``options_file`` when the biLM loads."""
+
+    options_file: str = MISSING  # the shapes apply to this file only
+    lstm_dim: int = _at_least(1)
+    projection_dim: int = _at_least(1)
+    n_highway: int = _at_least(0)
+    num_filters: int = _at_least(1)
+    output_dim: int = _at_least(1)
+    num_layers: int = _at_least(1)
+    parameters: int = _at_least(1)
+
+
+@dataclass
+class MixConfig:
+    """How the tagger combines the biLM layers (a learned scalar mix unless fixed)."""
+
+    layers: list[int] | None = None  # which layers to mix (null = all)
+    fixed_weights: list[float] | None = None  # one per mixed layer; null = learned
+    layer_norm: bool = False
+    l2: float = _at_least(0.0, 0.1)  # penalty on the pre-softmax mix weights
+
+
+@dataclass
+class ElmoConfig:
+    """Everything about the biLM features: the weights, state mode, cache, mix and dropout."""
+
+    name: str = MISSING
+    options_file: str = MISSING  # a path or URL
+    weight_file: str = MISSING  # a path or URL
+    expected: ExpectedShapes | None = None
+    state: str = _one_of("warm", "stateless", "stateful", default="warm")
+    batch_size: int = _at_least(1, 32)  # sentences per biLM batch when features are computed
+    cache: bool = True  # compute the frozen biLM's layers once per corpus and reuse them
+    mix: MixConfig = field(default_factory=MixConfig)
+    dropout: float = _fraction(0.0)  # on the mixed ELMo vector
+
+
+@dataclass
+class ModelConfig:
+    """The BiLSTM-CRF tagger (`ner.tagger.model.TaggerModel`)."""
+
+    _target_: str = "ner.tagger.model.TaggerModel"
+    tag_scheme: str = _one_of(*TAG_SCHEMES, default="bioes")  # the scheme the CRF tags in
+    constrain_decoding: bool = True
+    dropout: float = _fraction(0.5)  # on the embeddings and on the encoder output
+    hidden_size: int = _at_least(1, 200)
+    num_layers: int = _at_least(1, 2)
+    lstm_dropout: float = _fraction(0.5)
+
+
+@dataclass
+class OptimizerConfig:
+    """A torch optimizer, built for the model's parameters."""
+
+    _target_: str = "torch.optim.Adam"
+    _partial_: bool = True
+    lr: float = _at_least(0.0, 0.001)
+    weight_decay: float = _at_least(0.0, 0.0)
+
+
+@dataclass
+class TrainerConfig:
+    """The training loop."""
+
+    max_epochs: int = _at_least(1, 75)
+    patience: int | None = _at_least(1, 25)  # epochs without a better dev F1 (null = never)
+    grad_norm: float | None = _at_least(0.0, 5.0)
+    eval_batch_size: int = _at_least(1, 256)
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    num_threads: str = "auto"  # torch CPU threads: a number, or auto
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    scheduler: dict[str, Any] | None = None
+
+
+@dataclass
+class WandbConfig:
+    """Weights & Biases logging into the run dir (``logger=none`` switches it off)."""
+
+    _target_: str = "ner.training.loggers.WandbLogger"
+    project: str = "ner-elmo"
+    mode: str = _one_of("online", "offline", "disabled", default="offline")
+    entity: str | None = None
+    group: str | None = None
+    tags: list[str] | None = None
+    name: str | None = None
+
+
+@dataclass
+class TrainConfig:
+    """The whole training config (``ner-train --cfg job`` prints it)."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
+    elmo: ElmoConfig | None = None
+    model: ModelConfig = field(default_factory=ModelConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    logger: WandbConfig | None = None
+    seed: int = 1
+    resume: str | None = None  # a run dir: continue it from its last checkpoint
+    progress: bool = True  # tqdm bars
+    variant: str | None = None  # the name `ner-report` groups runs by
+
+
+class ConfigError(ValueError):
+    """A config value outside what its key allows."""
+
+
+def _check(key: str, value: Any, metadata: Any) -> None:
+    """Raise `ConfigError` when `value` breaks the field's range or choices."""
+    if value is None:
+        return
+    choices = metadata.get("choices")
+    if choices and value not in choices:
+        raise ConfigError(f"{key}={value}: expected one of {', '.join(choices)}")
+    minimum, below = metadata.get("min"), metadata.get("below")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum}")
+    if below is not None and value >= below:
+        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum} and < {below}")
+
+
+def _validate(node: Any, schema: type, prefix: str) -> None:
+    for spec in fields(schema):
+        key = f"{prefix}{spec.name}"
+        value = node.get(spec.name)
+        _check(key, value, spec.metadata)
+        nested = [t for t in getattr(spec.type, "__args__", (spec.type,)) if is_dataclass(t)]
+        if nested and isinstance(value, DictConfig):
+            _validate(value, nested[0], f"{key}.")
+
+
+def validate(cfg: DictConfig) -> None:
+    """Check ranges and choices of a composed training config (types Hydra already checked)."""
+    _validate(cfg, TrainConfig, "")
+    elmo = cfg.get("elmo")
+    if elmo is not None and elmo.mix.fixed_weights is not None:
+        mixed = elmo.mix.layers
+        if mixed is not None and len(elmo.mix.fixed_weights) != len(mixed):
+            raise ConfigError(
+                f"elmo.mix.fixed_weights={list(elmo.mix.fixed_weights)}: expected one weight per "
+                f"layer in elmo.mix.layers={list(mixed)}"
+            )
+    if cfg.trainer.num_threads != "auto" and not str(cfg.trainer.num_threads).isdigit():
+        raise ConfigError(
+            f"trainer.num_threads={cfg.trainer.num_threads}: expected a positive number or auto"
+        )
+
+
+def _shipped_bilm(name: str, part: str) -> str:
+    """``${shipped_bilm:NAME,options|weights}``: a file of a biLM shipped inside the package."""
+    options, weights = pretrained_files(name)
+    return str({"options": options, "weights": weights}[part])
+
+
+def register() -> None:
+    """Register the schema and the ``shipped_bilm`` resolver (idempotent)."""
+    ConfigStore.instance().store(name="train_schema", node=TrainConfig)
+    if not OmegaConf.has_resolver("shipped_bilm"):
+        OmegaConf.register_new_resolver("shipped_bilm", _shipped_bilm)
+
+
+register()
