@@ -1,10 +1,11 @@
 """The self-contained ``model/`` directory a training run saves, and reading it back.
 
-Layout (``FORMAT_VERSION`` 1)::
+Layout (``FORMAT_VERSION`` 2)::
 
     model/
       archive.json            manifest: format + version, model config, file digests, biLM
-                              reference, loader settings (metadata), package version
+                              reference, loader settings (metadata), package version, and
+                              ``manifest_sha256``, the digest of the manifest itself
       weights.safetensors     the tagger's state dict (word-embedding rows = the GloVe rows used,
                               as trained); read with safetensors, never by unpickling
       vocabularies/<name>.json  plain-JSON vocabularies (labels, words, chars, ...)
@@ -15,10 +16,16 @@ Layout (``FORMAT_VERSION`` 1)::
 Loading needs neither Hydra nor the training data. The directory is written under a temporary
 name and renamed into place, so a crash never leaves a half-written model that looks complete.
 A model directory of another format version is refused with an error that says which versions
-are involved. Every file's sha256 is checked on load.
+are involved. Every file's sha256 is checked on load, archive.json's own included (an edited tag
+list is refused, not silently loaded), and every manifest field is checked for its type and form,
+so a damaged or crafted manifest gives an `ArchiveError` naming the field. Version 1 directories
+(written before the manifest carried its own digest) still load, with a warning.
 """
 
+import hashlib
 import json
+import logging
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +38,12 @@ from safetensors.torch import load_file, save_file
 from ner.common.downloads import fetch, is_url, sha256_file
 from ner.common.files import atomic_directory, write_json
 
+logger = logging.getLogger(__name__)
+
 FORMAT = "ner-elmo-tagger"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: the manifest has no digest of its own
+STATE_MODES = ("warm", "stateless", "stateful")
 MANIFEST = "archive.json"
 WEIGHTS = "weights.safetensors"
 CONFIG = "config.json"
@@ -143,6 +154,7 @@ def save_archive(
             "bilm": _bilm_entry(bilm, staging, embed_bilm_max_bytes) if bilm else None,
             "sha256": {name: sha256_file(staging / name) for name in files},
         }
+        manifest["manifest_sha256"] = manifest_digest(manifest)
         _write_json(staging / MANIFEST, manifest)
     return directory
 
@@ -164,14 +176,90 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ArchiveError(f"{path} does not describe a {FORMAT} model")
     version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise ArchiveError(
             f"{directory} holds a model in format version {version} (written by ner-elmo "
             f"{manifest.get('package_version', 'unknown')}), but this ner-elmo "
             f"({_package_version()}) reads format version {FORMAT_VERSION}. Load it with the "
             "version that wrote it, or retrain."
         )
+    if version == 1:
+        logger.warning("%s: format version 1, whose manifest has no checksum of its own", path)
+    elif manifest.get("manifest_sha256") != manifest_digest(manifest):
+        raise ArchiveError(
+            f"{path} was changed after it was written (its manifest_sha256 does not match its "
+            "content): the model cannot be trusted; use an unmodified copy or retrain"
+        )
+    _check_fields(path, manifest)
     return manifest
+
+
+def manifest_digest(manifest: dict[str, Any]) -> str:
+    """sha256 of the manifest's canonical JSON, without its own ``manifest_sha256`` field."""
+    content = {key: value for key, value in manifest.items() if key != "manifest_sha256"}
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _relative_file(value: Any) -> bool:
+    """A relative path inside the model directory (no absolute path, no ``..``)."""
+    parts = value.split("/") if isinstance(value, str) else []
+    return bool(parts) and all(_SAFE_NAME.fullmatch(p) and p not in (".", "..") for p in parts)
+
+
+def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
+    """Check every field the loader reads; the error names the field and what it should be."""
+
+    def fail(field: str, expected: str, value: Any) -> None:
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise ArchiveError(f"{path}: field '{field}' must be {expected} (found {shown})")
+
+    if not isinstance(manifest.get("package_version", ""), str):
+        fail("package_version", "a string", manifest["package_version"])
+    config = manifest.get("model_config")
+    if not isinstance(config, dict):
+        fail("model_config", "an object of TaggerModel settings", config)
+    tags = config.get("tags")
+    if not (isinstance(tags, list) and tags and all(isinstance(t, str) and t for t in tags)):
+        fail("model_config.tags", "a non-empty list of tag strings", tags)
+    if len(set(tags)) != len(tags):
+        fail("model_config.tags", "a list without repeated tags", tags)
+    vocabularies = manifest.get("vocabularies")
+    if not (
+        isinstance(vocabularies, list)
+        and all(isinstance(v, str) and _SAFE_NAME.fullmatch(v) for v in vocabularies)
+    ):
+        fail("vocabularies", "a list of vocabulary names (letters, digits, _ . -)", vocabularies)
+    if not isinstance(manifest.get("metadata"), dict):
+        fail("metadata", "an object", manifest.get("metadata"))
+    digests = manifest.get("sha256")
+    if not (
+        isinstance(digests, dict)
+        and all(_relative_file(k) and isinstance(v, str) and _DIGEST.fullmatch(v)
+                for k, v in digests.items())
+    ):  # fmt: skip
+        fail("sha256", "an object from relative file names to hex sha256 digests", digests)
+    bilm = manifest.get("bilm")
+    if bilm is None:
+        return
+    if not isinstance(bilm, dict) or bilm.get("state") not in STATE_MODES:
+        fail("bilm.state", f"one of {', '.join(STATE_MODES)} (or bilm null)", bilm)
+    for name in ("options", "weights"):
+        item = bilm.get(name)
+        where = f"bilm.{name}"
+        if not isinstance(item, dict):
+            fail(where, "an object with 'file' or 'source', and 'sha256'", item)
+        if not (isinstance(item.get("sha256"), str) and _DIGEST.fullmatch(item["sha256"])):
+            fail(f"{where}.sha256", "a 64-digit hex sha256 digest", item.get("sha256"))
+        if "file" in item:
+            if not _relative_file(item["file"]):
+                fail(f"{where}.file", "a relative path inside the model directory", item["file"])
+        elif not (isinstance(item.get("source"), str) and item["source"]):
+            fail(f"{where}.source", "a path or URL (or give 'file')", item.get("source"))
 
 
 def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
@@ -190,7 +278,11 @@ def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
 
 
 def _read_json(directory: Path, manifest: dict[str, Any], name: str) -> Any:
-    return json.loads(_checked_file(directory, manifest, name).read_text(encoding="utf-8"))
+    path = _checked_file(directory, manifest, name)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ArchiveError(f"{path} is not valid JSON: {error}") from None
 
 
 def _resolve_bilm(directory: Path, entry: dict[str, Any] | None) -> BiLMFiles | None:

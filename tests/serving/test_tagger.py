@@ -14,7 +14,7 @@ from tiny_tagger import FIXTURE, corpus, one_thread, saved_model, train_tagger
 
 from ner.bilm.char_ids import batch_to_ids
 from ner.data.tag_schemes import tags_to_spans
-from ner.serving.archive import FORMAT_VERSION, ArchiveError, load_archive
+from ner.serving.archive import FORMAT_VERSION, ArchiveError, load_archive, manifest_digest
 from ner.serving.tagger import Tagger
 from ner.tagger.dataset import collate
 
@@ -39,8 +39,10 @@ def tagger() -> Tagger:
 
 
 def edit_manifest(directory: Path, **model_config) -> None:
+    """Change the model config and re-sign the manifest (as another version would write it)."""
     manifest = json.loads((directory / "archive.json").read_text())
     manifest["model_config"].update(model_config)
+    manifest["manifest_sha256"] = manifest_digest(manifest)
     (directory / "archive.json").write_text(json.dumps(manifest))
 
 
