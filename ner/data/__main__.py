@@ -2,6 +2,7 @@
 
 python -m ner.data prepare conll2003 conll2000 --glove
 python -m ner.data prepare path/to/folder --columns tokens pos chunk tags --tag-scheme bioes
+python -m ner.data prepare mydata.tsv --columns tokens tags --holdout 0.1
 python -m ner.data list
 """
 
@@ -20,7 +21,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the named corpora")
     prepare = commands.add_parser("prepare", help="download, check and cache corpora")
-    prepare.add_argument("corpora", nargs="+", help="named corpora or folders of column files")
+    prepare.add_argument(
+        "corpora", nargs="+", help="named corpora, folders of column files or column files"
+    )
     prepare.add_argument(
         "--glove",
         nargs="?",
@@ -32,6 +35,14 @@ def _parser() -> argparse.ArgumentParser:
     prepare.add_argument("--lenient", action="store_true", default=None, help="repair bad tags")
     prepare.add_argument("--columns", nargs="+", help="column names of column files")
     prepare.add_argument("--validation-fraction", type=float, help="carve validation from train")
+    prepare.add_argument(
+        "--holdout",
+        type=float,
+        help="carve each missing dev/test split from train, this fraction each (e.g. 0.1)",
+    )
+    prepare.add_argument(
+        "--holdout-seed", type=int, default=0, help="picks the held-out sentences (default 0)"
+    )
     prepare.add_argument("--nltk-data-url", help="nltk_data mirror (URL or folder)")
     return parser
 
@@ -47,6 +58,8 @@ def _prepare(args: argparse.Namespace) -> None:
             lenient=args.lenient,
             columns=args.columns,
             validation_fraction=args.validation_fraction,
+            holdout=args.holdout,
+            holdout_seed=args.holdout_seed,
             nltk_data_url=args.nltk_data_url,
         )
         prepared.append((info.name, corpus))

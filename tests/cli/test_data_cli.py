@@ -40,3 +40,15 @@ def test_readme_main_job(capsys):
     out = capsys.readouterr().out
     assert "conll2003       train           14,041   203,621  iob2" in out
     assert "26,340 of 30,289 word types found; token coverage 97.67%" in out
+
+
+def test_prepare_one_file_with_holdout(tmp_path, isolated_data_dir, capsys):
+    path = tmp_path / "mydata.tsv"
+    path.write_text("".join(f"w{i}\tB-X\n\n" for i in range(20)))
+    assert main(["prepare", str(path), "--holdout", "0.1", "--holdout-seed", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[:3] for line in out[1:]] == [
+        ["mydata", "train", "16"],
+        ["mydata", "validation", "2"],
+        ["mydata", "test", "2"],
+    ]
