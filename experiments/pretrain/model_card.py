@@ -11,10 +11,9 @@ import json
 import shutil
 from pathlib import Path
 
-import torch
-
 from ner.bilm.options import BiLMOptions
 from ner.bilm.weights import count_parameters
+from ner.common.checkpoints import load_checkpoint
 from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
 
 COMMAND = (
@@ -112,7 +111,7 @@ def main() -> None:
     parser.add_argument("--name", default=SHIPPED_MODEL)
     args = parser.parse_args()
     metrics = json.loads((args.run / "metrics.json").read_text())
-    config = torch.load(args.run / "checkpoint.pt", weights_only=False)["config"]
+    config = load_checkpoint(args.run / "checkpoint.pt")["config"]
     log = [json.loads(line) for line in (args.run / "log.jsonl").read_text().splitlines()]
     target = PRETRAINED_DIR / args.name
     target.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.lstm import LSTMState
+from ner.common.checkpoints import load_checkpoint
 from ner.pretrain.corpus import encode_corpus
 from ner.pretrain.language_model import BidirectionalLM
 from ner.pretrain.trainer import heldout_batcher, model_options
@@ -28,7 +29,7 @@ def main() -> None:
     parser.add_argument("run", type=Path)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    checkpoint = torch.load(args.run / "checkpoint.pt", weights_only=False)
+    checkpoint = load_checkpoint(args.run / "checkpoint.pt")
     cfg = OmegaConf.create(checkpoint["config"])
     corpus = encode_corpus(
         list(cfg.corpus.sources), cfg.corpus.heldout_per_mille, cfg.corpus.max_sentence_tokens

@@ -64,12 +64,42 @@ def count_parameters(options: BiLMOptions) -> int:
     return sum(int(np.prod(shape)) for shape in expected_shapes(options).values())
 
 
+_LAYER_PREFIXES = ("CNN/", "CNN_high_", "CNN_proj/", "RNN_")
+
+
+def _check_no_extra_layers(
+    weight_file: str | Path,
+    handle: h5py.File,
+    shapes: dict[str, tuple[int, ...]],
+    options: BiLMOptions,
+) -> None:
+    """Refuse a file with layers the options do not describe (e.g. more highway layers than
+    ``n_highway``): loading only the first ones would silently give a different biLM."""
+    names: list[str] = []
+    handle.visit(names.append)
+    extra = sorted(
+        name
+        for name in names
+        if name.startswith(_LAYER_PREFIXES)
+        and isinstance(handle[name], h5py.Dataset)
+        and name not in shapes
+    )
+    if extra:
+        raise WeightsError(
+            f"{weight_file}: dataset '{extra[0]}' (and {len(extra) - 1} more) is not part of the "
+            f"biLM that {options.source} describes (n_highway={options.n_highway}, "
+            f"n_layers={options.n_layers}, {len(options.filters)} filters): the options file "
+            "and the weights file do not belong together"
+        )
+
+
 def read_weights(weight_file: str | Path, options: BiLMOptions) -> dict[str, np.ndarray]:
     """All datasets `options` needs, read into memory after checking names, shapes and values."""
     shapes = expected_shapes(options)
     arrays: dict[str, np.ndarray] = {}
     try:
         with h5py.File(weight_file, "r") as handle:
+            _check_no_extra_layers(weight_file, handle, shapes, options)
             for name, shape in shapes.items():
                 dataset = handle.get(name)
                 if not isinstance(dataset, h5py.Dataset):

@@ -11,6 +11,7 @@ import torch
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
+from ner.bilm.options import BiLMOptions
 from ner.bilm.weights import resolve
 from ner.common.downloads import sha256_file
 from ner.common.paths import data_dir
@@ -52,6 +53,7 @@ class ElmoFeatures:
         )
         self.options_path = resolve(self.options_file, desc="ELMo options")
         self.weight_path = resolve(self.weight_file, desc="ELMo weights")
+        self.options = BiLMOptions.from_file(self.options_path)  # a bad file fails here, named
         self.state = elmo_config.get("state", "warm")
         self.batch_size = int(elmo_config.get("batch_size", 32))
         self.expected = elmo_config.get("expected")
@@ -74,14 +76,12 @@ class ElmoFeatures:
     @property
     def output_dim(self) -> int:
         """2P, read from options.json without loading the weights."""
-        options = json.loads(Path(self.options_path).read_text())
-        return 2 * int(options["lstm"]["projection_dim"])
+        return self.options.output_dim
 
     @property
     def num_layers(self) -> int:
         """L + 1 (char-CNN layer + LSTM layers)."""
-        options = json.loads(Path(self.options_path).read_text())
-        return int(options["lstm"]["n_layers"]) + 1
+        return self.options.num_layers
 
     def source(self, sentences: Sequence[Sequence[str]]) -> LayerSource:
         """A function from sentence indices (into `sentences`) to padded layers (B, L, T, D)."""

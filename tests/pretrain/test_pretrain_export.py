@@ -11,6 +11,7 @@ from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.options import BiLMOptions
 from ner.bilm.weights import expected_shapes
+from ner.common.checkpoints import load_checkpoint
 from ner.pretrain.language_model import BidirectionalLM
 from ner.pretrain.streams import Batch
 from ner.pretrain.trainer import train
@@ -50,7 +51,7 @@ def test_round_trip_through_bilm_is_exact(tiny_config, tmp_path: Path) -> None:
     assert (run / "vocab.txt").read_text().splitlines()[:3] == ["<S>", "</S>", "<UNK>"]
     assert metrics["steps"] == 6 and metrics["perplexity"]["forward"] > 1
 
-    checkpoint = torch.load(run / "checkpoint.pt", weights_only=False)
+    checkpoint = load_checkpoint(run / "checkpoint.pt")
     model = BidirectionalLM(
         BiLMOptions.from_dict(options), checkpoint["fingerprint"]["vocab_size"], torch.zeros(0)
     )

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from ner.bilm.lstm import LSTMState
+from ner.common.checkpoints import load_checkpoint
 from ner.pretrain.corpus import CorpusError
 from ner.pretrain.trainer import reset_rows, train
 
@@ -101,7 +102,7 @@ def test_a_killed_run_loses_at_most_one_checkpoint_interval(
         process.send_signal(signal.SIGKILL)
         process.wait()
     logged = max(losses(run))
-    saved = torch.load(run / "checkpoint.pt", weights_only=False)["position"]["step"]
+    saved = load_checkpoint(run / "checkpoint.pt")["position"]["step"]
     assert logged - 1 <= saved <= logged + 1  # at most the step in flight is lost
     train(tiny_config(*overrides, f"pretrain.max_steps={saved + 2}", output_dir=run))
     assert max(losses(run)) == saved + 2
