@@ -1,6 +1,6 @@
 """The ELMo bidirectional language model: char-CNN token vectors + a 2-direction projected LSTM.
 
-Three state modes decide the LSTM state a sentence starts from (ELMO_SPEC §4, §6):
+Three state modes decide the LSTM state a sentence starts from (docs/bilm.md, "State modes"):
 
 * ``stateful`` — AllenNLP/bilm-tf: row r of a batch starts from the final state of row r of the
   previous batch (zeros at first). Needed to reproduce their outputs; depends on batch history.

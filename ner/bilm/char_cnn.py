@@ -1,7 +1,7 @@
 """Context-free token encoder of ELMo: char embedding → CNN → max-pool → highway → projection.
 
-Weights follow the TF layout of ELMO_SPEC §2; `load_tf_arrays` / `tf_arrays` convert both ways, so
-the module can be trained (pretraining) and dumped back to weights.hdf5.
+Weights follow the TF layout of docs/bilm.md ("The weights file"); `load_tf_arrays` / `tf_arrays`
+convert both ways, so the module can be trained (pretraining) and dumped back to weights.hdf5.
 """
 
 from collections.abc import Mapping

@@ -1,4 +1,4 @@
-"""Character ids for the ELMo char-CNN (ELMO_SPEC §3).
+"""Character ids for the ELMo char-CNN (docs/bilm.md, "Character ids").
 
 Every token becomes 50 ids: begin-of-word, the first 48 UTF-8 bytes, end-of-word, then char padding,
 all shifted by +1 so that an all-zero row means "no token" (sentence padding).

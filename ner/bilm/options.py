@@ -1,4 +1,4 @@
-"""The biLM hyper-parameters of an ELMo `options.json` (ELMO_SPEC §1), validated."""
+"""The biLM hyper-parameters of an ELMo `options.json` (docs/bilm.md, "The options file")."""
 
 import json
 from collections.abc import Mapping

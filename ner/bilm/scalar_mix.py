@@ -1,4 +1,4 @@
-"""A learned (or fixed) weighted sum of biLM layers: γ · Σ_k s_k · A_k (ELMO_SPEC §5).
+"""A learned (or fixed) weighted sum of biLM layers: γ · Σ_k s_k · A_k (docs/bilm.md, "Scalar mix").
 
 As in AllenNLP's ScalarMix, s = softmax(w) with w initialised to 0 and γ to 1, both trainable.
 Options: a subset of layers (e.g. top only `[2]`, or `[0, 1]`), fixed normalised weights (then w and

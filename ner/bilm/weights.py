@@ -1,4 +1,4 @@
-"""Reading, validating and writing ELMo weights.hdf5 files (TF layout, ELMO_SPEC §2).
+"""Reading, validating and writing ELMo weights.hdf5 files (docs/bilm.md, "The weights file").
 
 Every dataset a biLM needs is checked against the shapes its options imply before anything is
 loaded, so a wrong, truncated or corrupt file fails with an error naming the file and the dataset.

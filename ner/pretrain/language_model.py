@@ -2,8 +2,8 @@
 
 Built on the inference module `ner.bilm.bilm.BiLM` (its char-CNN and projected LSTM), so the trained
 weights are exactly what `BiLM` runs after `save` (options.json + weights.hdf5, no softmax).
-Training follows bilm-tf (ELMO_SPEC §8): dropout on every LSTM input and on the top output, one
-shared softmax, the loss is the mean of the forward and backward mean losses.
+Training follows bilm-tf (docs/pretraining.md, "What it does"): dropout on every LSTM input and on
+the top output, one shared softmax, the loss is the mean of the forward and backward mean losses.
 """
 
 from __future__ import annotations

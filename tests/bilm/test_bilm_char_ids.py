@@ -1,4 +1,4 @@
-"""Character ids (ELMO_SPEC §3)."""
+"""Character ids (docs/bilm.md, "Character ids")."""
 
 import torch
 

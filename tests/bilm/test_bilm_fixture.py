@@ -1,4 +1,4 @@
-"""Exactness against AllenNLP's fixture ELMo, produced by bilm-tf (ELMO_SPEC §6)."""
+"""Exactness against AllenNLP's fixture ELMo, produced by bilm-tf (docs/bilm.md, "Exactness")."""
 
 import h5py
 import numpy as np
