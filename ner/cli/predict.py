@@ -157,6 +157,20 @@ def tag_text_lines(
     return skipped
 
 
+def _first_non_tag(sentences: list[ConllSentence]) -> tuple[int, str] | None:
+    """(line number, value) of the first last-column value that is no NER tag, e.g. a POS tag
+    of a ``token POS`` file; None when every tagged sentence's last column reads as tags."""
+    from ner.data.tag_schemes import TagSchemeError, split_tag
+
+    for sentence in sentences:
+        for offset, tag in enumerate(sentence.gold or []):
+            try:
+                split_tag(tag)
+            except TagSchemeError:
+                return sentence.first_line + offset, tag
+    return None
+
+
 def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out: IO[str]) -> int:
     """Tag CoNLL input (read whole, to know the gold scheme first) and score it when it has
     gold tags everywhere; returns how many sentences were skipped."""
@@ -166,6 +180,15 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
 
     items = list(read_conll(lines))
     sentences = [item for item in items if isinstance(item, ConllSentence)]
+    not_a_tag = _first_non_tag(sentences)
+    if not_a_tag is not None:
+        number, value = not_a_tag
+        _warn(
+            f"the last column is not NER tags (line {number}: {value!r} is not 'O' or "
+            "<prefix>-<type>); tagging without scores"
+        )
+        for sentence in sentences:
+            sentence.gold = None
     gold = [s.gold for s in sentences]
     scored = bool(sentences) and all(g is not None for g in gold)
     gold_scheme = None

@@ -150,6 +150,21 @@ def test_untagged_conll_input_to_jsonl(tmp_path: Path, capsys) -> None:
     assert "scored" not in err
 
 
+def test_conll_whose_last_column_is_not_ner_tags_is_tagged_unscored(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "pos.conll"  # token POS: the last column is a part-of-speech tag
+    source.write_text(
+        "\n".join("".join(f"{t} NNP\n" for t in tokens) for tokens, _ in corpus()),
+        encoding="utf-8",
+    )
+    status, out, err = run([str(source), "--input-format", "conll", "--format", "conll"], capsys)
+    assert status == 0, err
+    blocks = out.strip("\n").split("\n\n")
+    assert len(blocks) == len(corpus())
+    assert blocks[0].split("\n")[0] == "John NNP\tB-PER"
+    assert "not NER tags" in err and "line 1" in err and "'NNP'" in err
+    assert "scored" not in err
+
+
 def test_conll_sentence_with_bad_bytes_is_skipped_alone(tmp_path: Path, capsys) -> None:
     source = tmp_path / "bad.conll"
     source.write_bytes(b"Anna B-PER\nin\xff O\n\nJohn B-PER\nSmith I-PER\n")
