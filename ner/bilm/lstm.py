@@ -1,12 +1,14 @@
-"""The ELMo LSTM: stacked LSTM layers with a projected, clipped state and skip connections (§4).
+"""The ELMo LSTM: stacked layers with a projected, clipped state and skip connections.
+
+As docs/bilm.md describes it ("The biLSTM", "The weights file").
 
 Both directions run together: every tensor has a leading direction axis D (0 = forward,
 1 = backward) and every direction reads its own input left to right, so the caller feeds the
 backward direction its input already reversed (`reverse_padded`). Per step only the rows still
 inside their sentence are computed (rows are sorted by length internally), and the input
-projections of all steps are one batched matmul. Weights use the TF layout of docs/bilm.md
-("The weights file": x @ W, gates i, j, f, o) and stay trainable; the forget-gate +1.0 of TF's LSTMCell is added to
-the stored bias at run time, in float32, exactly as AllenNLP does when it loads B.
+projections of all steps are one batched matmul. Weights use the TF layout (x @ W, gates i, j,
+f, o) and stay trainable; the forget-gate +1.0 of TF's LSTMCell is added to the stored bias at
+run time, in float32, exactly as AllenNLP does when it loads B.
 """
 
 import math

@@ -2,8 +2,9 @@
 
 Defaults follow AllenNLP's CoNLL-2003 NER-with-ELMo model (docs/training.md, "The main job").
 Each input family is optional: ``num_words=0`` drops the word embedding, ``num_chars=0`` the
-char CNN and ``elmo_dim=0`` the ELMo mix. The biLM itself is not part of this module: the model receives its
-frozen layers (from the feature cache or a live biLM), so only the mix weights and γ train.
+char CNN and ``elmo_dim=0`` the ELMo mix. The biLM itself is not part of this module: the model
+receives its frozen layers (from the feature cache or a live biLM), so only the mix weights and
+γ train.
 The constructor takes plain values only, so ``TaggerModel(**model.config)`` rebuilds it.
 """
 
