@@ -1,7 +1,7 @@
 """Speed of `ner-embed` against the plain per-time-step baseline (AllenNLP's algorithm).
 
-Setup (issue 3): CoNLL-2003 validation sentences, random weights of the published "small" shape
-(AllenNLP's small ELMo shape: 1024/128, 2048 filters), CPU, 2 threads. The baseline
+Setup: CoNLL-2003 validation sentences, random weights of AllenNLP's published "small" ELMo
+shape (1024/128, 2048 filters), CPU, 2 threads. The baseline
 (`ner.bilm.reference.ReferenceBiLM`, stateless, batches of 64 in file order like AllenNLP's
 ElmoEmbedder) is timed in-process on --baseline-sentences evenly strided sentences (half before,
 half after the fast runs); the fast path is timed as a whole `ner-embed` process (start-up,

@@ -131,7 +131,7 @@ def test_tables_give_mean_and_sample_std_over_seeds(study, tmp_path, capsys):
     assert markdown in capsys.readouterr().out
 
 
-def test_study_json_has_the_issue_schema(study, tmp_path):
+def test_study_json_lists_test_and_dev_f1_and_seeds_per_variant(study, tmp_path):
     main(
         [
             str(study),
