@@ -13,10 +13,10 @@ from typing import Any
 import torch
 from omegaconf import OmegaConf
 
+from ner.common.checkpoints import load_checkpoint
 from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types
 from ner.tagger.model import TaggerModel
-from ner.training.checkpoint import load_checkpoint
 from ner.training.evaluation import evaluate_split
 from ner.training.setup import encode_split, load_splits
 

@@ -19,6 +19,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from ner.common.checkpoints import load_checkpoint
 from ner.common.paths import checkout_root
 from ner.common.threads import cpu_threads
 from ner.features.elmo import ElmoFeatures
@@ -26,7 +27,6 @@ from ner.serving.archive import BiLMFiles
 from ner.serving.tagger import save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list
 from ner.tagger.model import TaggerModel
-from ner.training.checkpoint import load_checkpoint
 from ner.training.config import validate
 from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split

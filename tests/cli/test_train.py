@@ -17,9 +17,9 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 import ner.training.run  # glove_rows; registers the config schema
+from ner.common.checkpoints import load_checkpoint
 from ner.common.paths import PROJECT_ROOT
 from ner.tagger.dataset import Encoder, Split, check_label_sets
-from ner.training.checkpoint import load_checkpoint
 from ner.training.reevaluate import evaluate_run
 
 PEOPLE = ["John Smith", "Mary", "Peter Jones", "Anna Karenina", "Bob"]

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
+from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.tagger.dataset import Encoder, Split, collate, tag_list
 from ner.tagger.model import TaggerModel
-from ner.training.checkpoint import load_checkpoint, save_checkpoint
 from ner.training.evaluation import evaluate_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
