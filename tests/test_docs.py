@@ -10,7 +10,12 @@ from tiny_tagger import saved_model
 from ner.common.paths import PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
-PAGES = [README, *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
+PAGES = [
+    README,
+    *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+    PROJECT_ROOT / "experiments" / "README.md",
+    *sorted((PROJECT_ROOT / "experiments" / "results").rglob("*.md")),
+]
 # [text](target) with an optional "title"; images too. Code spans are removed first.
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
@@ -77,3 +82,17 @@ def test_the_readme_python_example_runs_as_written(capsys):
     exec(example.replace(model, str(saved_model())), {})  # the main job's folder → the tiny one
     printed = capsys.readouterr().out
     assert printed.startswith("[") and "Entity(" in printed
+
+
+def test_the_experiments_index_names_every_script():
+    folder = PROJECT_ROOT / "experiments"
+    index = (folder / "README.md").read_text(encoding="utf-8")
+    scripts = [
+        path.relative_to(folder).as_posix()
+        for path in sorted(folder.glob("*/*"))
+        if path.suffix in (".py", ".sh")
+    ]
+    assert scripts, "no scripts found under experiments/"
+    missing = [script for script in scripts if f"`{script}" not in index]
+    assert not missing, f"experiments/README.md does not index {missing}"
+    assert not list(folder.glob("*.py")) + list(folder.glob("*.sh")), "scripts belong in a folder"
