@@ -30,6 +30,7 @@ from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.paths import data_dir
+from ner.common.wandb_run import start_wandb
 from ner.pretrain.corpus import CorpusError, EncodedCorpus, encode_corpus
 from ner.pretrain.language_model import BidirectionalLM
 from ner.pretrain.streams import Batch, StreamBatcher
@@ -248,14 +249,11 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
         )
     wandb_run = None
     if env.is_main and cfg.wandb.project:
-        import wandb
-
-        wandb_run = wandb.init(
-            project=cfg.wandb.project,
+        wandb_run = start_wandb(
+            output_dir,
+            OmegaConf.to_container(cfg, resolve=True),
             mode=cfg.wandb.mode,
-            dir=str(output_dir),
-            config=OmegaConf.to_container(cfg, resolve=True),
-            resume="allow",
+            project=cfg.wandb.project,
         )
 
     def checkpoint() -> None:

@@ -1,14 +1,16 @@
 """Experiment loggers: W&B (offline by default) and a no-op one. Logging never stops training.
 
-Every W&B call is guarded: the first failure is reported once as a warning and the logger turns
-itself off, so a broken install, a full disk or a network problem cannot kill a long run.
+The run starts through `ner.common.wandb_run.start_wandb` (online without a network: offline at
+once). Every W&B call is guarded: the first failure is reported once as a warning and the logger
+turns itself off, so a broken install, a full disk or a network problem cannot kill a long run.
 `finish()` closes the W&B run so that each Hydra multirun job gets its own run.
 """
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
+
+from ner.common.wandb_run import start_wandb
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +63,7 @@ class WandbLogger(NullLogger):
         self.run: Any = None
 
     def _guard(self, action: str, function, *args, **kwargs) -> None:
-        if self.run is None and action != "start":
+        if self.run is None:
             return
         try:
             function(*args, **kwargs)
@@ -71,20 +73,7 @@ class WandbLogger(NullLogger):
 
     def start(self, run_dir: Path, config: dict[str, Any], resume_id: str | None = None) -> None:
         """Open a W&B run under `run_dir` (continuing `resume_id` when given)."""
-
-        def init() -> None:
-            import wandb
-
-            os.environ.setdefault("WANDB_SILENT", "true")
-            self.run = wandb.init(
-                dir=str(run_dir),
-                config=config,
-                id=resume_id,
-                resume="allow" if resume_id else None,
-                **self.settings,
-            )
-
-        self._guard("start", init)
+        self.run = start_wandb(run_dir, config, resume_id=resume_id, **self.settings)
 
     def log_epoch(self, epoch: int, metrics: dict[str, float]) -> None:
         """Log one epoch's loss, dev scores, learning rate and mix weights."""

@@ -1,7 +1,10 @@
 """W&B logging is offline by default and a failing W&B never stops training."""
 
 import logging
+import socket
+import time
 
+from ner.common.wandb_run import effective_mode
 from ner.training.loggers import WandbLogger
 
 
@@ -50,3 +53,26 @@ def test_a_failing_log_call_does_not_raise(caplog):
     run_logger.log_epoch(3, {"dev/f1": 1.0})
     assert run_logger.run is None and "disk full" in caplog.text
     run_logger.log_epoch(4, {"dev/f1": 1.0})
+
+
+def closed_port() -> int:
+    """A local port with nothing listening on it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_online_without_a_server_logs_offline_at_once(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{closed_port()}")
+    assert effective_mode("online") == "offline"
+    assert effective_mode("disabled") == "disabled"
+    run_logger = WandbLogger(project="test", mode="online")
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING):
+        run_logger.start(tmp_path, {"seed": 1})
+    assert time.monotonic() - started < 60  # W&B's own online time-out alone is 90 s
+    assert "unreachable: logging offline instead" in caplog.text
+    assert run_logger.run_id
+    run_logger.finish()
+    assert list((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
