@@ -35,7 +35,7 @@ def test_list(capsys):
 
 @pytest.mark.slow
 def test_the_documented_prepare_command(capsys):
-    """docs/data.md's command: CoNLL-2003 with GloVe 6B.50d coverage (real data, cached in data/)."""
+    """docs/data.md's command: CoNLL-2003 with GloVe 6B.50d coverage (real data, cached)."""
     assert main(["prepare", "conll2003", "--glove"]) == 0
     out = capsys.readouterr().out
     assert "conll2003       train           14,041   203,621  iob2" in out
