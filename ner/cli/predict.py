@@ -20,6 +20,7 @@ Text input is read and written in chunks of ``--chunk-lines`` lines, so it strea
 """
 
 import argparse
+import codecs
 import contextlib
 import json
 import sys
@@ -55,6 +56,14 @@ class ConllSentence:
     lines: list[str]
     tokens: list[str]
     gold: list[str] | None
+
+
+def encoding_name(value: str) -> str:
+    """A text encoding Python knows; otherwise argparse reports a one-line usage error."""
+    try:
+        return codecs.lookup(value).name
+    except LookupError:
+        raise argparse.ArgumentTypeError(f"unknown encoding {value!r}") from None
 
 
 def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
@@ -274,7 +283,9 @@ def parser() -> argparse.ArgumentParser:
         help="how text input is tokenized: news (CoNLL-style, default) or social (keeps "
         "@mentions, #hashtags, URLs, e-mail addresses and emoticons whole)",
     )
-    p.add_argument("--encoding", default="utf-8", help="input encoding (default utf-8)")
+    p.add_argument(
+        "--encoding", type=encoding_name, default="utf-8", help="input encoding (default utf-8)"
+    )
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     p.add_argument(
         "--threads",
