@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from ner.common.files import atomic_write
 from ner.data.tag_schemes import tags_to_spans
 from ner.metrics import evaluate_tags
 from ner.tagger.batch import TaggerBatch
@@ -43,7 +44,7 @@ def write_predictions(
     path: Path, tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], pred
 ) -> None:
     """``token gold pred`` per line, a blank line after each sentence (conlleval's input)."""
-    with open(path, "w", encoding="utf-8") as handle:
+    with atomic_write(path, "w", encoding="utf-8") as handle:
         for sentence, gold_tags, pred_tags in zip(tokens, gold, pred, strict=True):
             for token, g, p in zip(sentence, gold_tags, pred_tags, strict=True):
                 handle.write(f"{token} {g} {p}\n")

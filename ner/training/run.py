@@ -5,7 +5,6 @@ Writes into the run dir: ``config.yaml`` (resolved), ``checkpoints/{best,last}.p
 set it continues a killed run from its ``last.pt`` with that run's saved config.
 """
 
-import json
 import logging
 import random
 import subprocess
@@ -20,6 +19,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
+from ner.common.files import write_json, write_text
 from ner.common.paths import checkout_root
 from ner.common.threads import cpu_threads
 from ner.features.elmo import ElmoFeatures
@@ -184,7 +184,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     run_dir, cfg, resuming = run_dir_and_config(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resuming:
-        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+        write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
     # The logger starts before seeding: W&B's start-up must not shift the training RNG streams.
     run_logger = instantiate(cfg.logger) if cfg.logger else NullLogger()
     resume_id = None
@@ -194,7 +194,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     try:
         results = fit_and_evaluate(cfg, run_dir, resuming, run_logger)
         results["time_seconds"]["total"] = time.perf_counter() - started
-        (run_dir / "results.json").write_text(json.dumps(results, indent=1))
+        write_json(run_dir / "results.json", results)  # last: a finished run's mark
         run_logger.log_final(results)
     finally:
         run_logger.finish()
