@@ -38,4 +38,6 @@ class CharCnnEncoder(nn.Module):
         # valid: (U, 1, positions); 0 is neutral for a max over ReLU outputs.
         valid = (positions.unsqueeze(0) < windows.unsqueeze(1)).unsqueeze(1)
         pooled = convolved.masked_fill(~valid, 0.0).max(2).values
-        return pooled[inverse].view(batch_size, length, -1)
+        # index_select, not pooled[inverse]: the latter's backward accumulates with parallel
+        # atomic adds on CPU, so the gradient's summation order (and the run) varied by thread.
+        return pooled.index_select(0, inverse).view(batch_size, length, -1)

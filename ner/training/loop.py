@@ -1,6 +1,6 @@
 """The training loop: Adam + grad-norm clipping, early stopping on dev F1, checkpoints, resume.
 
-Every epoch ends with ``last.pt`` (model, optimizer, scheduler, loop state and torch RNG) and,
+Every epoch ends with ``last.pt`` (model, optimizer, scheduler, loop state and every RNG) and,
 when dev F1 improves, ``best.pt``. Batch order comes from a generator seeded with (seed, epoch),
 so a run resumed from ``last.pt`` continues exactly as the uninterrupted run would have.
 
@@ -26,6 +26,7 @@ from ner.tagger.dataset import Example, bucket_batches
 from ner.tagger.model import TaggerModel
 from ner.training.interrupt import StopRequest, TrainingInterrupted, stop_requests
 from ner.training.loggers import NullLogger
+from ner.training.rng import capture_rng_state, restore_rng_state
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ class Trainer:
         if self.scheduler is not None and saved.get("scheduler") is not None:
             self.scheduler.load_state_dict(saved["scheduler"])
         self.state = LoopState(**saved["loop"])
-        torch.set_rng_state(saved["torch_rng"])
+        restore_rng_state(saved["rng"])
         logger.info(
             "resumed after epoch %d (best dev F1 %.2f)", self.state.epoch, self.state.best_f1
         )
@@ -107,7 +108,7 @@ class Trainer:
             content.update(
                 optimizer=self.optimizer.state_dict(),
                 scheduler=self.scheduler.state_dict() if self.scheduler is not None else None,
-                torch_rng=torch.get_rng_state(),
+                rng=capture_rng_state(),
                 wandb_run_id=self.run_logger.run_id,
             )
         save_checkpoint(self.checkpoints / name, content)

@@ -32,3 +32,24 @@ def test_each_token_is_encoded_as_if_alone():
     )
     (per_token * gradient.view(6, -1)).sum().backward()
     torch.testing.assert_close(encoder.conv.weight.grad, expected)
+
+
+def test_gradients_are_bitwise_identical_with_two_threads():
+    """The embedding gradient sums each word's repeats in a fixed order: with `pooled[inverse]`
+    torch accumulated them with parallel atomic adds, and runs drifted apart."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        torch.manual_seed(0)
+        encoder = CharCnnEncoder(num_chars=40, char_dim=16, filters=128, width=3)
+        chars = torch.randint(1, 40, (64, 30, 6))  # (B, T, C): 1,920 tokens, many repeats
+        chars[:, 1::2] = chars[0, 0]  # half the tokens are one word, in every row
+        upstream = torch.randn(64, 30, 128)
+        gradients = []
+        for _ in range(20):
+            encoder.zero_grad()
+            (encoder(chars) * upstream).sum().backward()
+            gradients.append(encoder.conv.weight.grad.clone())
+    finally:
+        torch.set_num_threads(threads)
+    assert all(torch.equal(gradients[0], g) for g in gradients[1:])
