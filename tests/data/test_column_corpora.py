@@ -87,9 +87,14 @@ def test_files_separator_picked_columns_and_carved_validation(tmp_path, isolated
         )
 
 
+def prepared(data_dir) -> list:
+    """The prepared corpus folders (not the hidden lock files beside them)."""
+    return [p for p in (data_dir / "corpora").iterdir() if not p.name.startswith(".")]
+
+
 def test_cache_is_reused_and_invalidated(iob1_folder, isolated_data_dir):
     first = load_corpus(iob1_folder, columns=COLUMNS)
-    cached = list((isolated_data_dir / "corpora").iterdir())
+    cached = prepared(isolated_data_dir)
     assert len(cached) == 1
     again = load_corpus(iob1_folder, columns=COLUMNS)
     assert {f["filename"] for f in again["train"].cache_files} == {
@@ -99,7 +104,7 @@ def test_cache_is_reused_and_invalidated(iob1_folder, isolated_data_dir):
     (iob1_folder / "eng.testb").write_text(IOB1_TEST.replace("Paris", "Lyon"))
     changed = load_corpus(iob1_folder, columns=COLUMNS)
     assert changed["test"]["tokens"] == [["Lyon", "wins"]]
-    assert len(list((isolated_data_dir / "corpora").iterdir())) == 2
+    assert len(prepared(isolated_data_dir)) == 2
 
 
 @pytest.mark.parametrize(
