@@ -9,7 +9,6 @@ of the sentence text (so duplicates never straddle the split), is held out for p
 from __future__ import annotations
 
 import logging
-import os
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ner.common.files import atomic_write
 from ner.common.paths import data_dir
 from ner.data.lines import decode_line
 from ner.pretrain.vocabulary import SPECIAL_TOKENS
@@ -30,23 +30,27 @@ class CorpusError(ValueError):
 
 
 def cache_path(name: str) -> Path:
-    """Where the tokenized text of a named source is cached."""
-    return data_dir() / "pretrain" / "corpora" / f"{name}.txt"
+    """Where the tokenized text of a named source is cached (`corpora-clean`: caches written
+    before evaluation sentences were removed are left where they were, never read)."""
+    return data_dir() / "pretrain" / "corpora-clean" / f"{name}.txt"
 
 
 def prepare_source(name: str, max_sentence_tokens: int) -> Path:
-    """Tokenize a named source once into `cache_path(name)`; sentences over the limit are cut into
-    consecutive pieces of `max_sentence_tokens` (counted in the log: nothing is dropped)."""
-    from ner.pretrain.sources import SOURCES
+    """Tokenize a named source once into `cache_path(name)`, leaving out every sentence equal to
+    an evaluation sentence (`sources.evaluation_sentences`; counted in the log). Sentences over the
+    limit are cut into consecutive pieces of `max_sentence_tokens` (counted too)."""
+    from ner.pretrain.sources import SOURCES, evaluation_sentences, normalized
 
     path = cache_path(name)
     if path.exists():
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".txt.partial{os.getpid()}")
-    sentences = tokens = cut = 0
-    with partial.open("w", encoding="utf-8", newline="\n") as out:
+    excluded = evaluation_sentences()
+    sentences = tokens = cut = removed = 0
+    with atomic_write(path, "w", encoding="utf-8") as out:
         for sentence in SOURCES[name]():
+            if normalized(sentence) in excluded:
+                removed += 1
+                continue
             # Whitespace inside a token (e.g. U+2028) would break the one-line format: split on it.
             pieces = " ".join(sentence).split()
             cut += len(pieces) > max_sentence_tokens
@@ -54,13 +58,14 @@ def prepare_source(name: str, max_sentence_tokens: int) -> Path:
                 out.write(" ".join(pieces[start : start + max_sentence_tokens]) + "\n")
                 sentences += 1
             tokens += len(pieces)
-    if not sentences:
-        partial.unlink()
-        raise CorpusError(f"source {name!r} produced no sentences (empty or unreadable download?)")
-    partial.replace(path)
+        if not sentences:  # raised inside: nothing is written
+            raise CorpusError(
+                f"source {name!r} produced no sentences (empty or unreadable download?)"
+            )
     logger.info(
-        "prepared %s: %d sentences, %d tokens (%d long sentences cut) -> %s",
-        *(name, sentences, tokens, cut, path),
+        "prepared %s: %d sentences, %d tokens (%d long sentences cut, %d equal to an evaluation "
+        "sentence left out) -> %s",
+        *(name, sentences, tokens, cut, removed, path),
     )
     return path
 

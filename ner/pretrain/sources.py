@@ -8,11 +8,10 @@ raw text goes through `ner.data.tokenize`; corpora that are already tokenized ar
 from __future__ import annotations
 
 import html
-import io
 import re
 import tarfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ner.common.downloads import fetch, nltk_corpus_url, reuters_url
@@ -125,28 +124,53 @@ def movie_reviews() -> Iterator[Sentence]:
                     yield tokens
 
 
-def conll2000() -> Iterator[Sentence]:
-    """CoNLL-2000 chunking data (WSJ), read as tokens from its first column."""
-    with nltk_zip("conll2000") as archive:
-        for member in _members(archive, r"conll2000/(train|test)\.txt"):
-            tokens: Sentence = []
-            for line in io.StringIO(decode_text(archive.read(member))):
-                if line.strip():
-                    tokens.append(line.split()[0])
-                elif tokens:
-                    yield tokens
-                    tokens = []
+def train_split(corpus: str) -> Callable[[], Iterator[Sentence]]:
+    """A source reading the tokens of the *train* split of a named corpus of `ner.data`.
+
+    Only the split a tagger trains on: never validation or test (CoNLL-2000's validation is carved
+    from the end of its train.txt, so it is left out too), so results on those stay clean.
+    """
+
+    def read() -> Iterator[Sentence]:
+        from ner.data import load_corpus
+
+        for tokens in load_corpus(corpus)["train"]["tokens"]:
             if tokens:
-                yield tokens
+                yield list(normalized(tokens))
+
+    read.__doc__ = f"The tokens of the {corpus} train split (never validation or test)."
+    return read
 
 
-def conll2003_train() -> Iterator[Sentence]:
-    """The tokens of the CoNLL-2003 *train* split (never validation or test)."""
+# The splits we evaluate taggers on, per named corpus of `ner.data` (CoNLL-2000's validation is
+# the end of its train.txt). No pretraining sentence may equal one of their sentences.
+EVALUATION_SPLITS = {
+    "conll2003": ("validation", "test"),
+    "conll2000": ("validation", "test"),
+    "conll2002_nl": ("validation", "test"),
+    "conll2002_es": ("validation", "test"),
+}
+
+
+def normalized(tokens: Sequence[str]) -> tuple[str, ...]:
+    """A sentence as compared against evaluation text (PTB quotes read as CoNLL's ")."""
+    return tuple(_PTB_QUOTES.get(token, token) for token in tokens)
+
+
+def evaluation_sentences() -> frozenset[tuple[str, ...]]:
+    """Every sentence of `EVALUATION_SPLITS`, normalized: what pretraining text must not contain.
+
+    Besides the evaluation text itself this catches short stock sentences that newswire repeats
+    ("He declined to elaborate .", ")", "REUTER"); dropping those costs nothing.
+    """
     from ner.data import load_corpus
 
-    for tokens in load_corpus("conll2003")["train"]["tokens"]:
-        if tokens:
-            yield [_PTB_QUOTES.get(token, token) for token in tokens]
+    found: set[tuple[str, ...]] = set()
+    for corpus, splits in EVALUATION_SPLITS.items():
+        loaded = load_corpus(corpus)
+        for split in splits:
+            found.update(normalized(tokens) for tokens in loaded[split]["tokens"] if tokens)
+    return frozenset(found)
 
 
 SOURCES: dict[str, Callable[[], Iterator[Sentence]]] = {
@@ -158,6 +182,6 @@ SOURCES: dict[str, Callable[[], Iterator[Sentence]]] = {
     "webtext": nltk_raw("webtext", r"webtext/.*\.txt", per_line=True),
     "movie_reviews": movie_reviews,
     "inaugural": nltk_raw("inaugural", r"inaugural/.*\.txt"),
-    "conll2000": conll2000,
-    "conll2003_train": conll2003_train,
+    "conll2000_train": train_split("conll2000"),
+    "conll2003_train": train_split("conll2003"),
 }
