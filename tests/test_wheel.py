@@ -1,0 +1,151 @@
+"""The package as users install it: build the wheel, install it into a fresh virtualenv, and run
+every console script from an empty folder (no checkout, no repo paths, configs from the wheel).
+
+The virtualenv reuses the dependencies installed for the tests (a ``.pth`` line pointing at their
+site-packages) so that nothing is downloaded; the package itself comes only from the wheel.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from ner.common.paths import checkout_root
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = Path(os.environ["NER_ELMO_FIXTURE"])  # set by conftest.py
+
+pytestmark = pytest.mark.skipif(checkout_root() is None, reason="needs the source checkout")
+
+TRAIN = [
+    ("John Smith visited Paris .", "B-PER I-PER O B-LOC O"),
+    ("Mary works for Acme Corp .", "B-PER O O B-ORG I-ORG O"),
+    ("Peter Jones left Berlin again .", "B-PER I-PER O B-LOC O O"),
+    ("Anna visited Reuters on Monday .", "B-PER O B-ORG O O O"),
+]
+
+
+def write_corpus(folder: Path) -> Path:
+    """A folder corpus (train/dev/test files, token and tag columns)."""
+    folder.mkdir()
+    blocks = [
+        "\n".join(f"{w} {t}" for w, t in zip(words.split(), tags.split(), strict=True))
+        for words, tags in TRAIN
+    ]
+    text = "\n\n".join(blocks) + "\n\n"
+    for name, repeat in (("train", 6), ("dev", 1), ("test", 1)):
+        (folder / f"{name}.txt").write_text(text * repeat)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    """The wheel built from a copy of the sources, installed into a fresh venv."""
+    root = tmp_path_factory.mktemp("wheel")
+    source = root / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "ner", source / "ner", ignore=shutil.ignore_patterns("__pycache__"))
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "-q", "-w", str(root / "dist"), str(source)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-3000:]
+    [wheel] = (root / "dist").glob("ner_elmo-*.whl")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    (Path(purelib) / "_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+         "--no-index", "--disable-pip-version-check", "-q", str(wheel)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    work = root / "empty"
+    work.mkdir()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("NER_DATA_DIR", "PYTHONPATH", "VIRTUAL_ENV")
+    }
+    env.update(
+        XDG_CACHE_HOME=str(root / "cache"),  # the per-user cache folder, inside the test
+        OMP_NUM_THREADS="1",
+        PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}",
+    )
+    return {"root": root, "bin": venv / "bin", "work": work, "env": env}
+
+
+def run(installed: dict, *command: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [str(installed["bin"] / command[0]), *command[1:]],
+        cwd=installed["work"],
+        env=installed["env"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, f"{command}: {result.stderr[-3000:]}"
+    return result
+
+
+@pytest.mark.slow
+def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
+    work = installed["work"]
+    where = run(
+        installed,
+        "python",
+        "-c",
+        "import ner, ner.common.paths as p; print(ner.__file__, p.checkout_root(), p.data_dir())",
+    ).stdout
+    package, checkout, data = where.split()
+    assert "site-packages" in package and not package.startswith(str(REPO))
+    assert checkout == "None"  # installed: no checkout, so data goes to the user's cache folder
+    assert Path(data) == installed["root"] / "cache" / "ner-elmo"
+
+    help_text = run(installed, "ner-train", "--help").stdout
+    assert "elmo: fixture, medium, none" in help_text and "data.options.holdout=0.1" in help_text
+    assert "pretrain" not in help_text.split("Most used")[0]
+    composed = run(installed, "ner-train", "--cfg", "job", "--resolve").stdout
+    shipped = [line.split(": ", 1)[1] for line in composed.splitlines() if "weight_file:" in line]
+    assert shipped and Path(shipped[0]).is_file() and "site-packages" in shipped[0]
+    assert "ner-pretrain" in run(installed, "ner-pretrain", "--help").stdout
+    assert "conll2003" in run(installed, "python", "-m", "ner.data", "list").stdout
+
+    corpus = write_corpus(work / "tiny")
+    run_dir = work / "runs" / "tiny"
+    run(
+        installed, "ner-train", f"data.name={corpus}", "embeddings=words",
+        "embeddings.glove.dim=8", "embeddings.char.filters=8", "model.hidden_size=8",
+        "model.num_layers=1", "elmo=fixture", "trainer.max_epochs=2", "trainer.num_threads=1",
+        "data.batch_size=8", "logger=none", "progress=false", f"hydra.run.dir={run_dir}",
+    )  # fmt: skip
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["epochs_run"] == 2 and results["git_commit"] is None
+    assert (installed["root"] / "cache" / "ner-elmo" / "elmo_cache").is_dir()
+
+    scores = json.loads(run(installed, "ner-evaluate", str(run_dir), "--split", "test").stdout)
+    assert scores["f1"] == pytest.approx(results["test"]["f1"])
+    (work / "input.txt").write_text("John Smith visited Paris on Monday.\n")
+    predicted = run(installed, "ner-predict", str(run_dir / "model"), "input.txt").stdout
+    assert json.loads(predicted.splitlines()[0])["text"] == "John Smith visited Paris on Monday."
+    run(
+        installed, "ner-embed", "input.txt", "layers.hdf5",
+        "--options-file", str(FIXTURE / "options.json"),
+        "--weight-file", str(FIXTURE / "lm_weights.hdf5"), "--threads", "1", "--no-progress",
+    )  # fmt: skip
+    assert (work / "layers.hdf5").stat().st_size > 0
+    run(installed, "ner-report", str(work / "runs"), "--no-plots")
+    assert "tiny" in (work / "runs" / "report.md").read_text()
