@@ -238,21 +238,33 @@ class BiLM(nn.Module):
         cache: dict[str, torch.Tensor] = {} if token_cache is None else token_cache
         with torch.inference_mode():
             self._fill_token_cache(cache, {t for sentence in sentences for t in sentence})
-            bos, eos = self._token_vectors(["<S>", "</S>"])
             results: list[torch.Tensor | None] = [None] * len(sentences)
             for batch in self._batches(sentences, batch_size, max_tokens):
-                longest = max(len(sentences[i]) for i in batch)
-                mask = torch.zeros(len(batch), longest, dtype=torch.bool)
-                tokens = bos.new_zeros(len(batch), longest, bos.shape[-1])
-                for row, index in enumerate(batch):
-                    sentence = sentences[index]
-                    mask[row, : len(sentence)] = True
-                    if sentence:
-                        tokens[row, : len(sentence)] = torch.stack([cache[t] for t in sentence])
-                layers = self.contextualize(tokens, mask.to(tokens.device), bos, eos)
+                layers, _ = self.embed_batch([sentences[i] for i in batch], cache)
                 for row, index in enumerate(batch):
                     results[index] = layers[row, :, : len(sentences[index])].clone()
         return results  # type: ignore[return-value]
+
+    def embed_batch(
+        self, sentences: Sequence[Sequence[str]], token_cache: dict[str, torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`forward` on token strings: layers (B, L+1, T, 2P) and mask (B, T) of one batch.
+
+        The char-CNN runs only for the token strings missing from `token_cache` (which gains
+        them), so a word repeated across batches and calls is encoded once.
+        """
+        self._fill_token_cache(token_cache, {t for sentence in sentences for t in sentence})
+        bos, eos = self._token_vectors(["<S>", "</S>"])
+        longest = max((len(sentence) for sentence in sentences), default=0)
+        mask = torch.zeros(len(sentences), longest, dtype=torch.bool)
+        for row, sentence in enumerate(sentences):
+            mask[row, : len(sentence)] = True
+        flat = [token_cache[t] for sentence in sentences for t in sentence]
+        tokens = bos.new_zeros(len(sentences), longest, bos.shape[-1])  # (B, T, P)
+        if flat:
+            tokens[mask.to(tokens.device)] = torch.stack(flat)
+        mask = mask.to(tokens.device)
+        return self.contextualize(tokens, mask, bos, eos), mask
 
     def _batches(
         self, sentences: Sequence[Sequence[str]], batch_size: int, max_tokens: int

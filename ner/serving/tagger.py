@@ -24,7 +24,6 @@ import numpy as np
 import torch
 
 from ner.bilm.bilm import BiLM
-from ner.bilm.char_ids import batch_to_ids
 from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
 from ner.serving.archive import ArchiveError, BiLMFiles, load_archive, save_archive
@@ -32,8 +31,12 @@ from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
 from ner.tagger.model import TaggerModel
+from ner.tagger.vocab import Vocabulary
 
 _WHITESPACE_TOKEN = re.compile(r"\S+")
+# Distinct token strings whose biLM char-CNN vectors a Tagger keeps (emptied when it holds more):
+# frequent words are encoded once per process, and memory stays bounded (25 MB at 128 floats).
+TOKEN_CACHE_SIZE = 50_000
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,27 @@ def whitespace_tokens(line: str) -> list[Token]:
     return [Token(m.group(), m.start(), m.end()) for m in _WHITESPACE_TOKEN.finditer(line)]
 
 
+def joined_tokens(tokens: Sequence[str], sentence: int = 0) -> tuple[str, list[Token]]:
+    """Pre-tokenized input as a text: `tokens` joined by single spaces, each kept exactly (a
+    no-break or inner space stays inside its token), with its offsets into that text.
+    sentence: the sentence's index, for error messages."""
+    text, result, start = [], [], 0
+    for position, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise TypeError(
+                f"sentence {sentence}, token {position} is a {type(token).__name__}, not a string"
+            )
+        if not token or token.isspace():
+            raise ValueError(
+                f"sentence {sentence}, token {position} ({token!r}) is empty or whitespace only; "
+                "every token needs a visible character"
+            )
+        result.append(Token(token, start, start + len(token)))
+        text.append(token)
+        start += len(token) + 1
+    return " ".join(text), result
+
+
 def save_tagger(
     directory: str | Path,
     model: TaggerModel,
@@ -111,14 +135,18 @@ def save_tagger(
     **options: Any,
 ) -> Path:
     """Write a trained tagger as the self-contained model directory `Tagger.load` reads: the
-    weights, the encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags), the
-    biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
+    weights, the encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags;
+    ``pretrained_words.json``: the words whose frozen float16 vectors follow the trained rows),
+    the biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
     the record; options: for `ner.serving.archive.save_archive` (e.g. ``embed_bilm_max_bytes``)."""
     return save_archive(
         directory,
         model=model,
         model_config=model.config,
-        vocabularies={"encoder": encoder.to_json()},
+        vocabularies={
+            "encoder": encoder.to_json(),
+            **({"pretrained_words": encoder.pretrained.to_json()} if encoder.pretrained else {}),
+        },
         bilm=bilm,
         config=config,
         metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
@@ -164,6 +192,7 @@ class Tagger:
         self.tokenizer = check_tokenizer(tokenizer)
         self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
         self._continues = continuation_mask(model.tags)  # (K, K)
+        self._token_vectors: dict[str, torch.Tensor] = {}  # the biLM char-CNN's, per token string
 
     @functools.cached_property
     def bilm(self) -> BiLM | None:
@@ -193,6 +222,8 @@ class Tagger:
                 f"the weights in {directory} do not fit its model config: {error}"
             ) from None
         encoder = Encoder.from_json(archive.vocabularies["encoder"])
+        if "pretrained_words" in archive.vocabularies:  # words outside the training data
+            encoder.pretrained = Vocabulary.from_json(archive.vocabularies["pretrained_words"])
         corpus_scheme = archive.manifest["metadata"].get("corpus_scheme")
         tagger = cls(model, encoder, archive.bilm, corpus_scheme=corpus_scheme, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest
@@ -221,9 +252,14 @@ class Tagger:
     def predict_tokens(
         self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
     ) -> list[TaggedText]:
-        """Tag pre-tokenized sentences; each result's text is its tokens joined by spaces."""
-        texts = [" ".join(tokens) for tokens in sentences]
-        return self.tag_tokenized(texts, [[whitespace_tokens(t)] for t in texts], batch_size)
+        """Tag pre-tokenized sentences, keeping every token exactly as given (one tag each).
+
+        A result's text is its tokens joined by single spaces, with each token's offsets into it.
+        An empty list gives an empty result; an empty or whitespace-only token is a ValueError.
+        """
+        joined = [joined_tokens(tokens, index) for index, tokens in enumerate(sentences)]
+        texts = [text for text, _ in joined]
+        return self.tag_tokenized(texts, [[s] if s else [] for _, s in joined], batch_size)
 
     def tag_tokenized(
         self, texts: Sequence[str], sentences: Sequence[Sequence[Sequence[Token]]], batch_size: int
@@ -292,7 +328,9 @@ class Tagger:
             examples = [self.encoder.encode(r, sentence, None) for r, sentence in enumerate(tokens)]
             layers = None
             if self.bilm is not None:
-                layers, _ = self.bilm(batch_to_ids(tokens).to(self.device))  # (B, L, T, D)
+                if len(self._token_vectors) > TOKEN_CACHE_SIZE:
+                    self._token_vectors.clear()
+                layers, _ = self.bilm.embed_batch(tokens, self._token_vectors)  # (B, L, T, D)
             batch = collate(examples).to(self.device)
             batch.elmo = layers
             emissions = self.model.emissions(batch)  # (B, T, K)
