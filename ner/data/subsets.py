@@ -36,7 +36,7 @@ def holdout_splits(count: int, fraction: float, seed: int, splits: list[str]) ->
     """Carve each of `splits` (``fraction`` of `count` sentences each) out of a training split;
     returns the indices (in corpus order) of every carved split and of what stays ``train``."""
     size = fraction_size(count, fraction, "holdout")
-    if fraction >= 0.5 or count - size * len(splits) < 1:
+    if count - size * len(splits) < 1:
         raise ValueError(
             f"holdout={fraction} of {count} sentences leaves no training data for "
             f"{' and '.join(splits)}; use a smaller holdout or add sentences"

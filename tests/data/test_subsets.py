@@ -70,3 +70,8 @@ def test_a_holdout_that_leaves_no_train_data():
         holdout_splits(10, 0.5, 0, ["validation", "test"])
     with pytest.raises(ValueError, match=r"holdout=0.4 of 2 sentences"):
         holdout_splits(2, 0.4, 0, ["validation", "test"])
+
+
+def test_one_missing_split_may_take_half():
+    parts = holdout_splits(10, 0.5, 0, ["test"])
+    assert len(parts["test"]) == len(parts["train"]) == 5
