@@ -7,7 +7,10 @@ into ``--out`` (default: the first DIR):
 - ``report.md`` and ``report.json``: mean ± std over seeds of dev and test F1, per-type test F1,
   best epoch, epochs run, minutes per run and the learned ELMo mix weights;
 - ``plots/dev_f1_<corpus>.png``, ``plots/per_type_f1_<corpus>.png`` and
-  ``plots/mix_weights_<corpus>.png``.
+  ``plots/mix_weights_<corpus>.png``;
+- for every two variants of a corpus, whether their test F1 differ: an exact permutation test
+  over seeds, and a paired approximate-randomisation test over the test sentences of the seeds
+  both ran, read from the runs' ``predictions_test.txt`` (``--resamples``, default 10,000).
 
 ``--study-json DIR`` also writes ``DIR/<corpus>.json`` as ``{"variants": {name: {"test_f1": [...],
 "dev_f1": [...], "seeds": [...]}}}`` (F1 in percent, per seed). ``--insert-into FILE`` replaces
@@ -26,20 +29,27 @@ from typing import Any
 
 from ner.reporting.aggregate import markdown, settings_warnings, study_json, summarize
 from ner.reporting.runs import ReportError, group_runs, load_runs
+from ner.reporting.significance import DEFAULT_RESAMPLES, compare_all
+from ner.reporting.significance import markdown as significance_markdown
 
 BEGIN, END = "<!-- ner-report:begin -->", "<!-- ner-report:end -->"
 
 
 def build_report(
-    roots: Sequence[Path], out: Path, *, plots: bool = True
-) -> tuple[list[dict[str, Any]], list[str], dict[str, list[tuple[str, Path]]]]:
-    """Summaries per (corpus, variant), warnings, and the plots written under ``out/plots``."""
+    roots: Sequence[Path], out: Path, *, plots: bool = True, resamples: int = DEFAULT_RESAMPLES
+) -> tuple[
+    list[dict[str, Any]], list[str], dict[str, list[tuple[str, Path]]], list[dict[str, Any]]
+]:
+    """Summaries per (corpus, variant), warnings, the plots written under ``out/plots``, and the
+    significance tests of every two variants of a corpus."""
     from ner.reporting.plots import corpus_plots
 
     runs, warnings = load_runs(roots)
     if not runs:
         raise ReportError(f"no results.json under {', '.join(map(str, roots))}")
-    summaries = [summarize(c, v, group) for (c, v), group in group_runs(runs).items()]
+    groups = group_runs(runs)
+    summaries = [summarize(c, v, group) for (c, v), group in groups.items()]
+    comparisons = compare_all(groups, resamples)
     for summary in summaries:  # portable: relative to where the report is written
         summary["runs"] = [Path(os.path.relpath(d, out)).as_posix() for d in summary["runs"]]
     warnings += settings_warnings(summaries)
@@ -48,7 +58,7 @@ def build_report(
         for corpus in sorted({s["corpus"] for s in summaries}):
             group = [s for s in summaries if s["corpus"] == corpus]
             figures[corpus] = corpus_plots(group, out / "plots")
-    return summaries, warnings, figures
+    return summaries, warnings, figures, comparisons
 
 
 def render(
@@ -56,6 +66,7 @@ def render(
     warnings: Sequence[str],
     figures: dict[str, list[tuple[str, Path]]],
     relative_to: Path,
+    comparisons: Sequence[dict[str, Any]] = (),
 ) -> str:
     """The Markdown report, with plot links relative to the folder of the Markdown file."""
     links = {
@@ -63,6 +74,8 @@ def render(
         for corpus, ps in figures.items()
     }
     lines = markdown(summaries, links)
+    for corpus in sorted({c["corpus"] for c in comparisons}):
+        lines += [f"### {corpus}: significance", "", *significance_markdown(comparisons, corpus)]
     if warnings:
         lines += ["Warnings:", "", *(f"- {w}" for w in warnings), ""]
     return "\n".join(lines)
@@ -91,16 +104,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--study-json", type=Path, help="write <DIR>/<corpus>.json per corpus")
     parser.add_argument("--insert-into", type=Path, help="Markdown file with report markers")
     parser.add_argument("--no-plots", action="store_true", help="tables only")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help="random swaps of the paired test over test sentences (default %(default)s)",
+    )
     args = parser.parse_args(argv)
     out = args.out or (args.dirs[0] if args.dirs[0].is_dir() else args.dirs[0].parent)
     try:
-        summaries, warnings, figures = build_report(args.dirs, out, plots=not args.no_plots)
-        out.mkdir(parents=True, exist_ok=True)
-        report = render(summaries, warnings, figures, out)
-        (out / "report.md").write_text(report, encoding="utf-8")
-        (out / "report.json").write_text(
-            json.dumps({"groups": summaries, "warnings": warnings}, indent=1), encoding="utf-8"
+        if args.resamples < 1:
+            raise ReportError(f"--resamples must be at least 1, got {args.resamples}")
+        summaries, warnings, figures, comparisons = build_report(
+            args.dirs, out, plots=not args.no_plots, resamples=args.resamples
         )
+        out.mkdir(parents=True, exist_ok=True)
+        report = render(summaries, warnings, figures, out, comparisons)
+        (out / "report.md").write_text(report, encoding="utf-8")
+        content = {"groups": summaries, "comparisons": comparisons, "warnings": warnings}
+        (out / "report.json").write_text(json.dumps(content, indent=1), encoding="utf-8")
         if args.study_json:
             args.study_json.mkdir(parents=True, exist_ok=True)
             for corpus in sorted({s["corpus"] for s in summaries}):
@@ -108,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (args.study_json / f"{corpus}.json").write_text(content, encoding="utf-8")
         if args.insert_into:
             insert_into(
-                args.insert_into, render(summaries, warnings, figures, args.insert_into.parent)
+                args.insert_into,
+                render(summaries, warnings, figures, args.insert_into.parent, comparisons),
             )
     except (ReportError, OSError) as error:
         print(f"ner-report: error: {error}", file=sys.stderr)
