@@ -10,6 +10,9 @@ from pathlib import Path
 
 from ner.data.lines import decode_line
 
+# Separators by name, for command lines where a tab is hard to type (`data.options.separator=tab`).
+SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "space": " "}
+
 
 class ColumnFormatError(ValueError):
     """Malformed corpus input; the message starts with ``<file>:<line>:``."""

@@ -20,7 +20,7 @@ from ner.common.downloads import fetch, nltk_corpus_url, sha256_file
 from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
-from ner.data.columns import ColumnFormat, first_width, read_column_file
+from ner.data.columns import SEPARATOR_NAMES, ColumnFormat, first_width, read_column_file
 from ner.data.tag_schemes import SCHEMES
 
 logger = logging.getLogger(__name__)
@@ -160,7 +160,8 @@ def prepare_corpus(
     - `lenient`: repair tag sequences the scheme does not allow (and report how many) instead of
       raising. None means False, except for named corpora with known errors (conll2002_es).
     - Column files: `columns` names every column (``tokens``, ``tags`` required, ``_`` drops one),
-      or `token_column`/`tag_column` pick two; `separator` (None = whitespace), `docstart`,
+      or `token_column`/`tag_column` pick two; `separator` (None = any whitespace; ``"tab"``
+      and ``"space"`` name those, for command lines), `docstart`,
       `encoding`, `max_sentence_tokens` (longer is an error: likely missing blank lines);
       `validation_fraction` carves validation from the end of train when missing.
     - `holdout` (e.g. 0.1): when validation and/or test are missing, each gets that fraction of
@@ -209,6 +210,7 @@ def prepare_corpus(
             f"{name}: files must map 'train' and optionally 'validation', 'test' to "
             f"paths; got {sorted(files)}"
         )
+    separator = SEPARATOR_NAMES.get(separator, separator) if separator else None
     reading = {
         "separator": separator,
         "docstart": docstart,

@@ -169,3 +169,13 @@ def test_empty_sentences_are_dropped_and_counted(tmp_path, isolated_data_dir, ca
     assert "dropped 2 empty sentences (no tokens) from hub:" in caplog.text
     _, info = prepare_corpus(f"hub:{folder}")
     assert info.dropped_empty == {"train": 2, "validation": 0, "test": 1}
+
+
+@pytest.mark.parametrize("separator", ["tab", "\\t", "\t"])
+def test_a_tab_separator_by_name(tmp_path, isolated_data_dir, separator):
+    """Hydra passes `separator=\\t` as a backslash and a t: names work on any command line."""
+    path = tmp_path / "spaced.tsv"
+    path.write_text("New York\tB-LOC\nis\tO\n\nRome\tB-LOC\n\nOslo\tB-LOC\n")
+    corpus = load_corpus(path, separator=separator, holdout=0.3)
+    tokens = [t for split in corpus.values() for sentence in split["tokens"] for t in sentence]
+    assert "New York" in tokens
