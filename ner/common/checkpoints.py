@@ -18,9 +18,14 @@ class CheckpointError(ValueError):
 
 
 def save_checkpoint(path: str | Path, content: dict[str, Any]) -> None:
-    """Write `content` (tensors, numbers, strings, lists, dicts) to `path` atomically."""
-    with atomic_write(path) as handle:
-        torch.save(content, handle)
+    """Write `content` (tensors, numbers, strings, lists, dicts) to `path` atomically.
+
+    A failed write (a full disk) raises OSError naming `path`; the previous file is kept."""
+    try:
+        with atomic_write(path) as handle:
+            torch.save(content, handle)
+    except RuntimeError as error:  # torch reports a short write as a RuntimeError
+        raise OSError(f"{path}: writing the checkpoint failed (disk full?): {error}") from None
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:

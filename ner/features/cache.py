@@ -263,9 +263,15 @@ def open_or_build(
     directory = Path(root) / key_digest(key)
     if (cache := _open_entry(directory, key, verify)) is not None:
         return cache
-    with file_lock(directory):
-        if (cache := _open_entry(directory, key, verify)) is not None:
-            return cache  # built by another process while we waited
-        with atomic_directory(directory, replace=True) as building:
-            _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
+    try:
+        with file_lock(directory):
+            if (cache := _open_entry(directory, key, verify)) is not None:
+                return cache  # built by another process while we waited
+            with atomic_directory(directory, replace=True) as building:
+                _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
+    except PermissionError as error:
+        raise PermissionError(
+            f"the ELMo feature cache {root} is not writable, and this corpus has no entry in it "
+            f"yet ({error}); make the folder writable or use another (NER_DATA_DIR)"
+        ) from None
     return ElmoFeatureCache(directory, verify=False)
