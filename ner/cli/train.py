@@ -7,15 +7,36 @@ logging into RUN_DIR too. Ctrl-C or SIGTERM saves a checkpoint and says how to r
 """
 
 import sys
+from typing import Any
 
 import hydra
+from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from ner.features.cache import NonFiniteFeaturesError
-from ner.training.config import ConfigError
+from ner.training.config import ConfigError, validate
 from ner.training.interrupt import TrainingInterrupted
 from ner.training.loop import TrainingDiverged
 from ner.training.run import train
+
+
+class ValidateConfig(Callback):
+    """Checks the composed config (``hydra.callbacks`` in train.yaml) before Hydra creates a run
+    dir or launches a sweep, so a bad value leaves nothing behind."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(config)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._check(config)
+
+    @staticmethod
+    def _check(config: DictConfig) -> None:
+        try:
+            validate(config)
+        except ConfigError as error:
+            # SystemExit, not an Exception: Hydra turns a callback's exceptions into warnings.
+            sys.exit(f"ner-train: {error}")
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
