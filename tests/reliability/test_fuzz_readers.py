@@ -98,7 +98,9 @@ def test_prediction_input_gives_one_json_record_per_line(model_dir, content, inp
     status = predict_main([*arguments, "--threads", "1"])
     capsys.readouterr()
     assert status in (0, 1)  # 1: conll input without any sentence, reported in one line
-    records = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    lines = output.read_text(encoding="utf-8").split("\n")  # JSONL: only \n ends a record
+    assert lines[-1] == ""
+    records = [json.loads(line) for line in lines[:-1]]
     assert all("line" in r and ("error" in r or "tokens" in r) for r in records)
 
 
