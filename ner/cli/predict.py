@@ -12,7 +12,9 @@ Output formats (``--format``): ``jsonl`` writes one object per input line (per s
 input) with the text, its tokens and entities, all with character offsets into that line
 (Unicode code points, so ``line[start:end] == text``), plus each entity's token span and CRF
 confidence; ``conll`` writes ``token<TAB>tag`` lines (for CoNLL input: the input line plus a
-predicted-tag column, conlleval's layout).
+predicted-tag column, conlleval's layout); ``html`` writes one self-contained page with every
+line's entities highlighted (one colour per type, confidence on hover, a legend), the rendering
+of the ``ner-serve`` page, readable offline.
 
 Bad input never stops the run: a line that is not valid text in ``--encoding`` or holds NUL bytes
 (binary data) gets an ``{"line": n, "error": ...}`` record and a warning, and the rest is tagged.
@@ -22,19 +24,21 @@ Text input is read and written in chunks of ``--chunk-lines`` lines, so it strea
 import argparse
 import codecs
 import contextlib
+import io
 import json
 import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 from typing import IO, Any
 
 from ner.common.threads import cpu_threads
 from ner.data.lines import decode_line
 from ner.data.tokenize import TOKENIZERS
 
-FORMATS = ("jsonl", "conll")
+FORMATS = ("jsonl", "conll", "html")
 INPUT_FORMATS = ("text", "tokens", "conll")
 DOCSTART = "-DOCSTART-"
 
@@ -150,11 +154,11 @@ def tag_text_lines(
             if line.error:
                 skipped += 1
                 _warn(line.error)
-                if args.format == "jsonl":
+                if args.format in ("jsonl", "html"):
                     out.write(json.dumps({"line": line.number, "error": line.error}) + "\n")
                 continue
             result = next(tagged)
-            if args.format == "jsonl":
+            if args.format in ("jsonl", "html"):
                 record = {"line": line.number, **result.to_json()}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
             else:
@@ -218,7 +222,7 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
         if isinstance(item, Line) and item.error:
             skipped += 1
             _warn(item.error)
-            if args.format == "jsonl":
+            if args.format in ("jsonl", "html"):
                 out.write(json.dumps({"line": item.number, "error": item.error}) + "\n")
         elif isinstance(item, Line):
             if args.format == "conll":
@@ -226,7 +230,7 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
         else:
             result = next(results)
             predicted.append(result.tags)
-            if args.format == "jsonl":
+            if args.format in ("jsonl", "html"):
                 record = {"line": item.first_line, **result.to_json(), "gold_tags": item.gold}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
             else:
@@ -254,6 +258,17 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
     elif any(g is not None for g in gold):
         _warn("some sentences have no gold tags, so nothing was scored")
     return skipped
+
+
+def write_html(tagger: Any, jsonl: str, args: argparse.Namespace, out: IO[str]) -> None:
+    """The jsonl records (error records left out: they were warned about) as one HTML page."""
+    from ner.data.tag_schemes import split_tag
+    from ner.serving.html import html_document
+
+    records = [json.loads(line) for line in jsonl.splitlines()]
+    labels = sorted({split_tag(tag)[1] for tag in tagger.model.tags if tag != "O"})
+    title = "Entities in " + ("standard input" if args.input == "-" else Path(args.input).name)
+    out.write(html_document([r for r in records if "error" not in r], labels, title))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -347,7 +362,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"ner-predict: error: {error.filename}: {error.strerror}", file=sys.stderr)
             return 1
         tag = tag_conll if args.input_format == "conll" else tag_text_lines
-        skipped = tag(tagger, read_lines(source, args.encoding), args, out)
+        records = io.StringIO() if args.format == "html" else out  # html: jsonl first, then a page
+        skipped = tag(tagger, read_lines(source, args.encoding), args, records)
+        if args.format == "html":
+            write_html(tagger, records.getvalue(), args, out)
     unit = "sentences" if args.input_format == "conll" else "lines"
     print(
         f"ner-predict: model loaded in {loaded - started:.2f} s, input tagged in "

@@ -1,0 +1,121 @@
+"""``ner-serve MODEL_DIR``: an HTTP API and an entity-highlighting page for a trained tagger.
+
+    ner-serve outputs/<run>/model --port 8000
+
+``POST /predict`` tags ``{"text": ...}``, ``{"texts": [...]}`` or ``{"tokens": [[...]]}``;
+``GET /health`` and ``GET /info`` describe the server and model; ``/`` is a page that highlights
+the entities of pasted text; ``/docs`` is the OpenAPI page. Concurrent requests are tagged in
+shared micro-batches. With ``--workers N`` uvicorn runs N processes, each loading the model once
+and using ``--threads`` CPU threads.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from ner.common.threads import cpu_threads
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ner-serve",
+        description="Serve a trained model directory (the model/ folder a run saves) over HTTP.",
+    )
+    p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--workers", type=int, default=1, help="server processes, one model each")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=cpu_threads("auto"),
+        help="torch CPU threads per worker (default: half the cores, 1 to 4)",
+    )
+    p.add_argument("--max-batch-tokens", type=int, default=4096, help="tokens per micro-batch")
+    p.add_argument(
+        "--batch-wait-ms",
+        type=float,
+        default=5.0,
+        help="how long a micro-batch waits for more requests after its first (milliseconds)",
+    )
+    p.add_argument("--max-queue", type=int, default=1024, help="waiting requests before 503s")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds before a request gets 503")
+    p.add_argument("--max-body-bytes", type=int, default=1_000_000, help="largest request body")
+    p.add_argument("--max-texts", type=int, default=1000, help="most texts or sentences a request")
+    p.add_argument("--max-text-chars", type=int, default=100_000, help="longest text (characters)")
+    p.add_argument("--max-tokens", type=int, default=50_000, help="most tokens a request")
+    p.add_argument("--max-length", type=int, default=256, help="longer sentences go in pieces")
+    p.add_argument("--tag-scheme", choices=("iob1", "iob2", "bioes"), help="scheme of the tags")
+    p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    p.add_argument("--log-level", default="info", help="uvicorn's log level")
+    return p
+
+
+def settings(args: argparse.Namespace) -> dict:
+    """The plain settings every worker process builds its application from."""
+    return {
+        "model": args.model,
+        "threads": args.threads,
+        "tagger": {
+            "device": args.device,
+            "max_length": args.max_length,
+            "tag_scheme": args.tag_scheme,
+        },
+        "limits": {
+            "max_body_bytes": args.max_body_bytes,
+            "max_texts": args.max_texts,
+            "max_text_chars": args.max_text_chars,
+            "max_tokens": args.max_tokens,
+            "timeout": args.timeout,
+        },
+        "batching": {
+            "max_batch_tokens": args.max_batch_tokens,
+            "max_wait": args.batch_wait_ms / 1000,
+            "max_queue": args.max_queue,
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the options, load the model (once per worker), serve until interrupted."""
+    import uvicorn
+
+    from ner.serving.app import SETTINGS_VARIABLE, app_from_environment
+    from ner.serving.archive import ArchiveError
+
+    positive = ("workers", "threads", "max_batch_tokens", "max_queue", "max_body_bytes")
+    positive += ("max_texts", "max_text_chars", "max_tokens", "max_length", "timeout")
+    for name in positive:
+        if getattr(args, name) <= 0:
+            print(f"ner-serve: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
+            return 2
+    if args.batch_wait_ms < 0:
+        print("ner-serve: error: --batch-wait-ms must not be negative", file=sys.stderr)
+        return 2
+    os.environ[SETTINGS_VARIABLE] = json.dumps(settings(args))
+    if args.workers > 1:  # each worker process builds the app (and loads the model) itself
+        uvicorn.run(
+            "ner.serving.app:app_from_environment",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_level=args.log_level,
+        )
+        return 0
+    try:
+        app = app_from_environment()  # load before binding: a bad model fails fast and clearly
+    except (ArchiveError, OSError, ValueError) as error:
+        print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
+        return 1
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Dynamic micro-batching: requests that arrive together are tagged in one `Tagger` call.
+
+A tagger is much faster per sentence on a batch of sentences than on one at a time (the biLM
+and the BiLSTM run matrix products over the whole batch), so a server that tags each request on
+its own falls far behind `ner-predict` under load. `MicroBatcher` keeps one worker thread (the
+only thread that touches the model) and a queue: the worker takes the first waiting request,
+waits up to `max_wait` seconds for more, takes requests until `max_batch_tokens` tokens, tags
+them all in one call and hands each request its own results. A request that timed out before its
+batch started is dropped, so a backlog does not grow behind requests nobody waits for.
+"""
+
+import queue
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from ner.data.tokenize import Token
+from ner.serving.tagger import Tagger
+
+
+class Overloaded(RuntimeError):
+    """The queue of waiting requests is full."""
+
+
+@dataclass
+class _Request:
+    """One caller's texts, each split into sentences of tokens, and where its results go."""
+
+    texts: list[str]
+    sentences: list[list[list[Token]]]
+    tokens: int
+    result: Future = field(default_factory=Future)
+
+
+class MicroBatcher:
+    """Tags requests from many threads or coroutines in shared batches on one worker thread.
+
+    tagger: the model (used by the worker thread only); max_batch_tokens: a batch takes requests
+    until it holds this many tokens (a larger single request runs alone); max_wait: seconds the
+    worker waits for more requests after the first; max_queue: waiting requests beyond which
+    `submit` raises `Overloaded`; batch_size: sentences per forward pass inside a batch.
+    """
+
+    def __init__(
+        self,
+        tagger: Tagger,
+        *,
+        max_batch_tokens: int = 4096,
+        max_wait: float = 0.005,
+        max_queue: int = 1024,
+        batch_size: int = 64,
+    ) -> None:
+        if max_batch_tokens < 1 or max_queue < 1 or batch_size < 1 or max_wait < 0:
+            raise ValueError("max_batch_tokens, max_queue and batch_size must be positive")
+        self.tagger = tagger
+        self.max_batch_tokens = max_batch_tokens
+        self.max_wait = max_wait
+        self.batch_size = batch_size
+        self._queue: queue.Queue[_Request | None] = queue.Queue(maxsize=max_queue)
+        self._worker = threading.Thread(target=self._run, name="ner-batcher", daemon=True)
+        self.batches = 0  # tagger calls so far, and the requests they served
+        self.requests = 0
+        self._worker.start()
+
+    def submit(self, texts: list[str], sentences: Sequence[Sequence[Sequence[Token]]]) -> Future:
+        """Queue texts (each split into sentences of tokens, offsets into the text); the future
+        resolves to one `TaggedText` per text. Cancel the future to drop a request not yet
+        started."""
+        request = _Request(
+            list(texts),
+            [[list(sentence) for sentence in document] for document in sentences],
+            sum(len(sentence) for document in sentences for sentence in document),
+        )
+        try:
+            self._queue.put_nowait(request)
+        except queue.Full:
+            raise Overloaded(f"{self._queue.maxsize} requests are already waiting") from None
+        return request.result
+
+    def close(self) -> None:
+        """Stop the worker after the requests already queued."""
+        self._queue.put(None)
+        self._worker.join()
+
+    def _collect(self, first: _Request) -> tuple[list[_Request], bool]:
+        """`first` plus the requests that arrive within `max_wait`, up to `max_batch_tokens`;
+        and whether the queue was closed meanwhile."""
+        batch, tokens = [first], first.tokens
+        deadline = time.monotonic() + self.max_wait
+        while tokens < self.max_batch_tokens:
+            try:
+                request = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if request is None:
+                return batch, True
+            batch.append(request)
+            tokens += request.tokens
+        return batch, False
+
+    def _run(self) -> None:
+        closed = False
+        while not closed:
+            first = self._queue.get()
+            if first is None:
+                break
+            batch, closed = self._collect(first)
+            live = [r for r in batch if r.result.set_running_or_notify_cancel()]
+            if not live:
+                continue
+            try:
+                results = self.tagger.tag_tokenized(
+                    [text for r in live for text in r.texts],
+                    [document for r in live for document in r.sentences],
+                    self.batch_size,
+                )
+            except Exception as error:  # the model failed: every caller hears why
+                for request in live:
+                    request.result.set_exception(error)
+                continue
+            self.batches += 1
+            self.requests += len(live)
+            start = 0
+            for request in live:
+                request.result.set_result(results[start : start + len(request.texts)])
+                start += len(request.texts)

@@ -1,0 +1,59 @@
+"""A tagged document as one self-contained HTML file (``ner-predict --format html``): the same
+highlighting as the `ner-serve` page (its render.js and style.css, inlined), with the records
+embedded as JSON, so the file opens offline in any browser."""
+
+import html
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+PAGE = Path(__file__).with_name("page")
+
+_BOOT = """
+const data = JSON.parse(document.getElementById("ner-data").textContent);
+const colours = nerColours(data.labels);
+document.getElementById("legend").replaceChildren(nerLegend(data.labels, colours));
+const documents = document.getElementById("documents");
+for (const record of data.records) {
+  const box = document.createElement("div");
+  box.className = "ner-doc";
+  box.appendChild(nerRenderText(record, colours));
+  documents.appendChild(box);
+}
+"""
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside a <script> element (no ``</script>`` can end it early)."""
+    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+
+
+def html_document(records: Iterable[dict[str, Any]], labels: list[str], title: str) -> str:
+    """The HTML page of `records` (`TaggedText.to_json` objects: text and entities, character
+    offsets); `labels`: the entity types, in legend order."""
+    data = {
+        "labels": labels,
+        "records": [{"text": r["text"], "entities": r["entities"]} for r in records],
+    }
+    style = (PAGE / "style.css").read_text(encoding="utf-8")
+    script = (PAGE / "render.js").read_text(encoding="utf-8")
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<style>
+{style}</style>
+</head>
+<body>
+<h1>{html.escape(title)}</h1>
+<div id="legend"></div>
+<div id="documents"></div>
+<script type="application/json" id="ner-data">{_script_json(data)}</script>
+<script>
+{script}{_BOOT}</script>
+</body>
+</html>
+"""

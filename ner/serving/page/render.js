@@ -1,0 +1,64 @@
+// Entity highlighting shared by the ner-serve page and `ner-predict --format html`.
+// Offsets in the JSON count Unicode code points (Python's), so texts are sliced as code-point
+// arrays, never as JavaScript's UTF-16 strings. Text is only ever set as textContent.
+"use strict";
+
+const NER_PALETTE = [
+  "#7aecec", "#feca74", "#aa9cfc", "#c887fb", "#bfe1d9",
+  "#ff9561", "#e4e7d2", "#9cc9cc", "#ffeb80", "#ff8197",
+];
+
+/** One colour per entity type, in the order the types are given. */
+function nerColours(labels) {
+  const colours = {};
+  labels.forEach((label, index) => {
+    colours[label] = NER_PALETTE[index % NER_PALETTE.length];
+  });
+  return colours;
+}
+
+/** The legend: one swatch per entity type. */
+function nerLegend(labels, colours) {
+  const legend = document.createElement("div");
+  legend.className = "ner-legend";
+  for (const label of labels) {
+    const item = document.createElement("span");
+    item.className = "ner-legend-item";
+    item.dataset.type = label;
+    item.style.background = colours[label];
+    item.textContent = label;
+    legend.appendChild(item);
+  }
+  return legend;
+}
+
+/** A document's text with each entity as a <mark>: colour of its type, label after it,
+ *  type and confidence on hover. `doc` is one /predict document or ner-predict record. */
+function nerRenderText(doc, colours) {
+  const chars = Array.from(doc.text);
+  const box = document.createElement("div");
+  box.className = "ner-text";
+  let at = 0;
+  const entities = [...doc.entities].sort((a, b) => a.start - b.start);
+  for (const entity of entities) {
+    if (entity.start < at) continue; // never overlap (entities do not, but stay safe)
+    box.appendChild(document.createTextNode(chars.slice(at, entity.start).join("")));
+    const mark = document.createElement("mark");
+    mark.className = "ner-entity";
+    mark.dataset.type = entity.type;
+    mark.dataset.start = entity.start;
+    mark.dataset.end = entity.end;
+    mark.dataset.confidence = entity.confidence;
+    mark.title = `${entity.type} · confidence ${entity.confidence.toFixed(3)}`;
+    mark.style.background = colours[entity.type] || "#ddd";
+    mark.textContent = chars.slice(entity.start, entity.end).join("");
+    const label = document.createElement("span");
+    label.className = "ner-label";
+    label.textContent = entity.type;
+    mark.appendChild(label);
+    box.appendChild(mark);
+    at = entity.end;
+  }
+  box.appendChild(document.createTextNode(chars.slice(at).join("")));
+  return box;
+}

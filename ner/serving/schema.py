@@ -1,0 +1,111 @@
+"""The JSON of `ner-serve`'s API as pydantic models (they also make the OpenAPI page at /docs),
+and the limits that keep one request from taking the server down."""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from ner.data.tokenize import TOKENIZERS
+
+Tokenizer = Literal[TOKENIZERS]  # type: ignore[valid-type]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for (larger requests get a 413 with a message); `timeout`:
+    seconds a request may wait for its result before a 503."""
+
+    max_body_bytes: int = 1_000_000
+    max_texts: int = 1000
+    max_text_chars: int = 100_000
+    max_tokens: int = 50_000
+    timeout: float = 30.0
+
+
+class PredictRequest(BaseModel):
+    """Exactly one of `text`, `texts` or `tokens`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: StrictStr | None = Field(None, description="one raw text (split into sentences)")
+    texts: list[StrictStr] | None = Field(None, description="several raw texts")
+    tokens: list[list[StrictStr]] | None = Field(
+        None, description="pre-tokenized sentences, kept exactly as given"
+    )
+    tokenizer: Tokenizer = Field(  # type: ignore[valid-type]
+        "news",
+        description="how raw text is tokenized: news (CoNLL/Reuters style) or social "
+        "(keeps @mentions, #hashtags, URLs, e-mail addresses and emoticons whole)",
+    )
+    include_tokens: StrictBool = Field(False, description="also return every token and its tag")
+
+
+class EntityOut(BaseModel):
+    """An entity: ``text == document_text[start:end]`` (Unicode code points)."""
+
+    type: str
+    start: int
+    end: int
+    text: str
+    confidence: float = Field(description="CRF probability of exactly this span and type")
+    token_start: int
+    token_end: int = Field(description="exclusive")
+
+
+class TokenOut(BaseModel):
+    """A token, its character span and its tag."""
+
+    text: str
+    start: int
+    end: int
+    tag: str
+
+
+class DocumentOut(BaseModel):
+    """One input text (for `tokens` input: the sentence's tokens joined by spaces)."""
+
+    text: str
+    entities: list[EntityOut]
+    tokens: list[TokenOut] | None = None
+
+
+class PredictResponse(BaseModel):
+    """One document per input text or sentence, in input order."""
+
+    documents: list[DocumentOut]
+
+
+class ErrorOut(BaseModel):
+    """Why a request was refused."""
+
+    detail: str
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+    requests: int = Field(description="requests tagged since the start")
+    batches: int = Field(description="model calls that tagged them (micro-batches)")
+
+
+class BiLMInfo(BaseModel):
+    name: str
+    layers: int
+    output_dim: int
+    lstm_dim: int
+    projection_dim: int
+    state: str
+
+
+class InfoOut(BaseModel):
+    model: str = Field(description="the model directory's name")
+    labels: list[str] = Field(description="entity types")
+    tags: list[str] = Field(description="tags the model predicts, in its own scheme")
+    tag_scheme: str = Field(description="scheme of returned tags")
+    model_tag_scheme: str
+    tokenizers: list[str]
+    bilm: BiLMInfo | None
+    dev_f1: float | None = Field(description="the training run's dev F1 (results.json)")
+    test_f1: float | None = Field(description="the training run's test F1 (results.json)")
+    archive_sha256: str = Field(description="sha256 of archive.json, which pins every file")
+    limits: dict[str, float]
