@@ -52,10 +52,13 @@ class Run:
 
 def corpus_name(config: dict[str, Any]) -> str:
     """The corpus a run used: a named corpus as is, a folder or hub dataset by its last part;
-    ``-firstN`` when ``data.max_sentences`` cut its splits (a subset is not the corpus)."""
+    ``-firstN`` when ``data.max_sentences`` cut its splits and ``-trainF`` when it trained on a
+    fraction F of the training sentences (``data.train_fraction``): a subset is not the corpus."""
     name = str(config["data"]["name"]).rstrip("/").rsplit("/", 1)[-1]
     limit = config["data"].get("max_sentences")
-    return f"{name}-first{limit}" if limit else name
+    fraction = config["data"].get("train_fraction")
+    name = f"{name}-first{limit}" if limit else name
+    return f"{name}-train{fraction:g}" if fraction is not None and fraction < 1 else name
 
 
 def variant_name(config: dict[str, Any]) -> str:

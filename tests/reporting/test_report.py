@@ -264,6 +264,15 @@ def test_runs_on_a_subset_are_not_the_corpus(study, tmp_path):
     assert warnings == []
 
 
+def test_runs_on_a_training_fraction_are_a_corpus_of_their_own(tmp_path):
+    for fraction in (0.05, 1.0):
+        cfg = config()
+        cfg["data"]["train_fraction"] = fraction
+        write_run(tmp_path / f"fraction{fraction}", 1, 50.0, 40.0, cfg)
+    runs, _ = load_runs([tmp_path])
+    assert sorted(run.corpus for run in runs) == ["conll2003", "conll2003-train0.05"]
+
+
 def test_insert_into_replaces_only_the_marked_part(study, tmp_path):
     page = tmp_path / "RESULTS.md"
     page.write_text(f"# Results\nbefore\n{BEGIN}\nold table\n{END}\nafter\n")
