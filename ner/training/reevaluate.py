@@ -58,7 +58,9 @@ def evaluate_run(
     if model.elmo_mix is not None:
         elmo = ElmoFeatures(
             config["elmo"],
-            cache=config["elmo"]["cache"],
+            # Runs from before the elmo group held every biLM setting have no elmo.cache; the
+            # cache was on by default then too.
+            cache=config["elmo"].get("cache", True),
             device=torch.device(device),
             progress=False,
         )
