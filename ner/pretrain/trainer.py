@@ -30,14 +30,16 @@ from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.paths import data_dir
+from ner.common.threads import cpu_threads, pick_device
 from ner.common.wandb_run import start_wandb
 from ner.pretrain.corpus import CorpusError, EncodedCorpus, encode_corpus
 from ner.pretrain.language_model import BidirectionalLM
 from ner.pretrain.streams import Batch, StreamBatcher
-from ner.pretrain.vocabulary import vocabulary_size, write_vocabulary
+from ner.pretrain.vocabulary import softmax_vocabulary, vocabulary_size
 
 logger = logging.getLogger(__name__)
 CHECKPOINT = "checkpoint.pt"
+HELDOUT_LOG = "heldout.jsonl"  # one row per evaluation every `pretrain.eval_every` steps
 
 
 @dataclass
@@ -56,11 +58,8 @@ class Distributed:
     def setup(cls, device: str) -> Distributed:
         world_size = int(os.environ.get("WORLD_SIZE", "1"))
         rank = int(os.environ.get("RANK", "0"))
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        target = torch.device(device)
+        target = pick_device(device)
         if target.type == "cuda":
-            target = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
             torch.cuda.set_device(target)
         if world_size > 1 and not dist.is_initialized():
             dist.init_process_group("nccl" if target.type == "cuda" else "gloo")
@@ -153,6 +152,24 @@ def perplexities(
     return {"forward": forward, "backward": backward, "heldout_positions": count}
 
 
+def heldout_record(
+    model: BidirectionalLM, corpus: EncodedCorpus, cfg: DictConfig, position: dict[str, Any]
+) -> dict[str, Any]:
+    """One row of the held-out perplexity curve (`HELDOUT_LOG`), evaluated now."""
+    ppl = perplexities(model, corpus, cfg)
+    logger.info(
+        "step %d: held-out perplexity forward %.2f backward %.2f",
+        *(position["step"], ppl["forward"], ppl["backward"]),
+    )
+    return {
+        "step": position["step"],
+        "tokens_seen": position["step"] * cfg.pretrain.batch_size * cfg.pretrain.unroll_steps,
+        "elapsed_s": position["elapsed_s"],
+        "heldout_forward_ppl": ppl["forward"],
+        "heldout_backward_ppl": ppl["backward"],
+    }
+
+
 def reset_rows(
     state: LSTMState, probability: float, generator: torch.Generator, streams: int, rows: slice
 ) -> LSTMState:
@@ -187,8 +204,7 @@ def train_step(
 def train(cfg: DictConfig) -> dict[str, Any] | None:
     """Train (or resume) a biLM per `cfg`; rank 0 exports it and returns its metrics."""
     settings = cfg.pretrain
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
+    torch.set_num_threads(cpu_threads(settings.threads))
     env = Distributed.setup(settings.device)
     output_dir = Path(settings.output_dir or data_dir() / "pretrain" / "run")
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -319,6 +335,14 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
                         log.write(json.dumps(record) + "\n")
                     if wandb_run is not None:
                         wandb_run.log(record, step=position["step"])
+            if settings.eval_every and position["step"] % settings.eval_every == 0:
+                if env.is_main:
+                    record = heldout_record(model, corpus, cfg, position)
+                    with (output_dir / HELDOUT_LOG).open("a", encoding="utf-8") as log:
+                        log.write(json.dumps(record) + "\n")
+                    if wandb_run is not None:
+                        wandb_run.log(record, step=position["step"])
+                window_start = time.monotonic()  # the evaluation is not training speed
             over_time = (
                 settings.max_minutes is not None
                 and position["elapsed_s"] > 60 * settings.max_minutes
@@ -363,7 +387,7 @@ def finish(
     """Held-out perplexities, then options.json + weights.hdf5 + vocab.txt + metrics.json."""
     ppl = perplexities(model, corpus, cfg)
     model.bilm.save(output_dir / "options.json", output_dir / "weights.hdf5")
-    write_vocabulary(corpus.types[:vocab_size], output_dir / "vocab.txt")
+    softmax_vocabulary(corpus.types, vocab_size).write_lines(output_dir / "vocab.txt")
     positions_per_step = cfg.pretrain.batch_size * cfg.pretrain.unroll_steps
     metrics = {
         "perplexity": ppl,

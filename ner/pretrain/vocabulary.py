@@ -8,9 +8,11 @@ vocabulary on the input side.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
+
+from ner.common.vocabulary import Vocabulary
 
 BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
 SPECIAL_TOKENS = (BOS, EOS, UNK)
@@ -28,8 +30,9 @@ def vocabulary_size(counts: np.ndarray, max_size: int | None, min_count: int) ->
     return size if max_size is None else min(size, max_size)
 
 
-def write_vocabulary(tokens: list[str], path: Path) -> None:
-    """Write a bilm-tf vocabulary file (one token per line)."""
-    if tuple(tokens[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
-        raise ValueError(f"a vocabulary must start with {SPECIAL_TOKENS}, got {tokens[:3]}")
-    path.write_text("".join(f"{token}\n" for token in tokens), encoding="utf-8")
+def softmax_vocabulary(types: Sequence[str], size: int) -> Vocabulary:
+    """The first `size` corpus types (specials first, then by descending frequency) as the
+    softmax vocabulary; `write_lines` gives bilm-tf's file."""
+    if tuple(types[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
+        raise ValueError(f"a vocabulary must start with {SPECIAL_TOKENS}, got {list(types[:3])}")
+    return Vocabulary(types[len(SPECIAL_TOKENS) : size], specials=SPECIAL_TOKENS, unknown=UNK)

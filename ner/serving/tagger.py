@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ner.bilm.bilm import BiLM
+from ner.common.vocabulary import Vocabulary
 from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
 from ner.serving.archive import ArchiveError, BiLMFiles, load_archive, save_archive
@@ -31,7 +32,6 @@ from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
 from ner.tagger.model import TaggerModel
-from ner.tagger.vocab import Vocabulary
 
 _WHITESPACE_TOKEN = re.compile(r"\S+")
 # Distinct token strings whose biLM char-CNN vectors a Tagger keeps (emptied when it holds more):

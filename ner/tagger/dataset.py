@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from ner.common.vocabulary import Vocabulary
 from ner.data.tag_schemes import SCHEMES, TagSchemeError, convert_tags, split_tag
 from ner.tagger.batch import TaggerBatch
-from ner.tagger.vocab import Vocabulary
 
 if TYPE_CHECKING:  # keep `datasets` (≈1 s to import) out of model loading and ner-predict
     from datasets import DatasetDict
@@ -108,17 +108,29 @@ class Example:
 
 
 class Encoder:
-    """Turns tokens and tags into ids: lowercased words, raw characters (truncated), tags."""
+    """Turns tokens and tags into ids: lowercased words, raw characters (truncated), tags.
+
+    `pretrained`: words outside the trained vocabulary that have a frozen pretrained vector
+    (`ner.embeddings.pretrained`); they get ids after the trained words, other unseen words the
+    unknown id. It is saved with the model, not in `to_json` (it holds ~400k words).
+    """
 
     def __init__(
-        self, words: Vocabulary, chars: Vocabulary, tags: list[str], max_chars: int = 50
+        self,
+        words: Vocabulary,
+        chars: Vocabulary,
+        tags: list[str],
+        max_chars: int = 50,
+        pretrained: Vocabulary | None = None,
     ) -> None:
         self.words, self.chars, self.tags, self.max_chars = words, chars, tags, max_chars
+        self.pretrained = pretrained
         self.tag_index = {tag: i for i, tag in enumerate(tags)}
 
     @classmethod
     def build(cls, sentences: Sequence[Sequence[str]], tags: list[str], max_chars: int = 50):
-        """Vocabularies from `sentences` (all splits, as AllenNLP's default vocabulary does)."""
+        """Vocabularies from `sentences`: the training split's (the default), or every split's
+        for the transductive setting of AllenNLP's vocabulary (``embeddings.vocabulary=all``)."""
         word_counts = Counter(token.lower() for sentence in sentences for token in sentence)
         char_counts = Counter(c for sentence in sentences for token in sentence for c in token)
         return cls(
@@ -132,10 +144,20 @@ class Encoder:
         """The ids of one sentence; `tags` must be in the model's scheme."""
         return Example(
             index=index,
-            words=[self.words.id(token.lower()) for token in tokens],
+            words=[self.word_id(token) for token in tokens],
             chars=[[self.chars.id(c) for c in token[: self.max_chars]] for token in tokens],
             tags=None if tags is None else [self.tag_index[tag] for tag in tags],
         )
+
+    def word_id(self, token: str) -> int:
+        """The trained id of the lowercased token, else its pretrained id, else unknown."""
+        word = token.lower()
+        found = self.words.index.get(word)
+        if found is None and self.pretrained is not None:
+            extra = self.pretrained.index.get(word)
+            if extra is not None:
+                return len(self.words) + extra
+        return self.words.id(word) if found is None else found
 
     def to_json(self) -> dict:
         """Plain JSON: the vocabularies, tags and the char truncation length."""

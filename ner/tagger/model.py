@@ -26,7 +26,8 @@ class TaggerModel(nn.Module):
 
     tags: the tag strings in id order (in `tag_scheme`); constrain_decoding: mask the CRF so
     Viterbi only yields sequences valid in `tag_scheme`; num_words/word_dim/word_trainable:
-    the word embedding (initialised from GloVe by the caller); num_chars/char_dim/
+    the word embedding (initialised from GloVe by the caller); pretrained_words: how many more
+    word ids map to frozen pretrained vectors (words outside the training data); num_chars/char_dim/
     char_filters/char_width: the char CNN; elmo_dim/elmo_layers/elmo_mix_layers/
     elmo_layer_norm/elmo_fixed_weights/elmo_dropout: the scalar mix over frozen biLM layers
     (`elmo_mix_layers`: the subset mixed, e.g. [0, 1], None = all; dropout applied to the mix
@@ -41,6 +42,7 @@ class TaggerModel(nn.Module):
         tag_scheme: str = "bioes",
         constrain_decoding: bool = True,
         num_words: int = 0,
+        pretrained_words: int = 0,
         word_dim: int = 50,
         word_trainable: bool = True,
         num_chars: int = 0,
@@ -65,9 +67,14 @@ class TaggerModel(nn.Module):
         self.tags = list(tags)
         input_dim = 0
         self.word_embedding: nn.Embedding | None = None
+        # (E, word_dim) frozen float16 vectors of the words after the trained ones (saved with
+        # the weights; `ner.embeddings.pretrained` fills them)
+        self.register_buffer("pretrained_words", None)
         if num_words:
             self.word_embedding = nn.Embedding(num_words, word_dim, padding_idx=0)
             self.word_embedding.weight.requires_grad = word_trainable
+            if pretrained_words:
+                self.pretrained_words = torch.zeros(pretrained_words, word_dim, dtype=torch.half)
             input_dim += word_dim
         self.char_encoder: CharCnnEncoder | None = None
         if num_chars:
@@ -92,11 +99,24 @@ class TaggerModel(nn.Module):
         masks = allowed_transitions(tag_scheme, self.tags) if constrain_decoding else None
         self.crf = ConstrainedCRF(len(self.tags), masks)
 
+    def embed_words(self, words: torch.Tensor) -> torch.Tensor:
+        """Word vectors (B, T, word_dim) of ids (B, T): trained rows, then pretrained ones."""
+        assert self.word_embedding is not None
+        if self.pretrained_words is None:
+            return self.word_embedding(words)
+        trained = self.word_embedding.num_embeddings
+        extra = words >= trained  # (B, T)
+        embedded = self.word_embedding(words.masked_fill(extra, 0))
+        if not bool(extra.any()):
+            return embedded
+        looked_up = self.pretrained_words[(words - trained).clamp(min=0)].to(embedded.dtype)
+        return torch.where(extra.unsqueeze(2), looked_up, embedded)
+
     def features(self, batch: TaggerBatch) -> torch.Tensor:
         """The concatenated, dropped-out input features (B, T, input_dim)."""
         parts = []
         if self.word_embedding is not None:
-            parts.append(self.word_embedding(batch.words))
+            parts.append(self.embed_words(batch.words))
         if self.char_encoder is not None:
             parts.append(self.char_encoder(batch.chars))
         if self.elmo_mix is not None:

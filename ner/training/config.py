@@ -2,34 +2,20 @@
 
 Hydra merges the YAML files and the command line into `TrainConfig` (registered as
 ``train_schema``), so a wrong type or a misspelt key fails while the config is composed. Ranges
-and choices, which types cannot express, are checked by `validate` before any data loads.
-Every message names the key, the value and what is expected.
+and choices (`ner.common.schema`) are checked by `validate` before any data loads. Every message
+names the key, the value and what is expected.
 """
 
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
+from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of
 from ner.pretrain import pretrained_files
 
 TAG_SCHEMES = ("iob1", "iob2", "bioes")
-
-
-def _at_least(minimum: float, default: Any = MISSING, **kwargs: Any) -> Any:
-    """A dataclass field whose value (when set) must be ≥ `minimum`."""
-    return field(default=default, metadata={"min": minimum}, **kwargs)
-
-
-def _fraction(default: Any = None) -> Any:
-    """A dataclass field whose value (when set) must lie in [0, 1)."""
-    return field(default=default, metadata={"min": 0.0, "below": 1.0})
-
-
-def _one_of(*choices: str, default: Any = MISSING) -> Any:
-    """A dataclass field whose value (when set) must be one of `choices`."""
-    return field(default=default, metadata={"choices": choices})
 
 
 @dataclass
@@ -43,11 +29,11 @@ class CorpusOptions:
     separator: str | None = None
     docstart: str | None = None
     encoding: str | None = None
-    max_sentence_tokens: int | None = _at_least(1, None)
-    validation_fraction: float | None = _fraction()
-    holdout: float | None = _fraction()
+    max_sentence_tokens: int | None = at_least(1, None)
+    validation_fraction: float | None = fraction()
+    holdout: float | None = fraction()
     holdout_seed: int | None = None
-    tag_scheme: str | None = _one_of(*TAG_SCHEMES, default=None)
+    tag_scheme: str | None = one_of(*TAG_SCHEMES, default=None)
     lenient: bool | None = None
     source: str | None = None
     nltk_data_url: str | None = None
@@ -61,11 +47,11 @@ class DataConfig:
 
     name: str = MISSING
     options: CorpusOptions = field(default_factory=CorpusOptions)
-    max_sentences: int | None = _at_least(1, None)  # per split, for smoke runs
+    max_sentences: int | None = at_least(1, None)  # per split, for smoke runs
     # Nested training subsets (learning curves): this fraction of train, picked by subset_seed.
     train_fraction: float = field(default=1.0, metadata={"min": 0.0})  # (0, 1]
     subset_seed: int = 0
-    batch_size: int = _at_least(1, 64)
+    batch_size: int = at_least(1, 64)
 
 
 @dataclass
@@ -75,7 +61,7 @@ class GloveConfig:
     source: str | None = "glove.6B.50d"
     member: str | None = None  # the file inside a .zip that holds several
     sha256: str | None = None  # pins a downloaded source file
-    dim: int = _at_least(1, 50)
+    dim: int = at_least(1, 50)
     trainable: bool = True
 
 
@@ -83,10 +69,10 @@ class GloveConfig:
 class CharConfig:
     """The tagger's char-CNN over each word."""
 
-    dim: int = _at_least(1, 16)
-    filters: int = _at_least(1, 128)
-    width: int = _at_least(1, 3)
-    max_chars: int = _at_least(1, 50)  # longer words are truncated
+    dim: int = at_least(1, 16)
+    filters: int = at_least(1, 128)
+    width: int = at_least(1, 3)
+    max_chars: int = at_least(1, 50)  # longer words are truncated
 
 
 @dataclass
@@ -95,6 +81,13 @@ class EmbeddingsConfig:
 
     glove: GloveConfig | None = field(default_factory=GloveConfig)
     char: CharConfig | None = field(default_factory=CharConfig)
+    # Where the word and char vocabularies come from: the train split (new words keep their
+    # GloVe vector, others get the trained unknown vector), or all = train+dev+test text, the
+    # transductive setting of AllenNLP's configs that produced the published numbers.
+    vocabulary: str = one_of("train", "all", default="train")
+    # Probability that a word seen once in training is replaced by the unknown word in a
+    # training batch (Lample et al., 2016), so that the unknown vector is trained; 0 = never.
+    unknown_replacement: float = fraction(0.5)
 
 
 @dataclass
@@ -102,13 +95,13 @@ class ExpectedShapes:
     """A preset's shapes, checked against ``options_file`` when the biLM loads."""
 
     options_file: str = MISSING  # the shapes apply to this file only
-    lstm_dim: int = _at_least(1)
-    projection_dim: int = _at_least(1)
-    n_highway: int = _at_least(0)
-    num_filters: int = _at_least(1)
-    output_dim: int = _at_least(1)
-    num_layers: int = _at_least(1)
-    parameters: int = _at_least(1)
+    lstm_dim: int = at_least(1)
+    projection_dim: int = at_least(1)
+    n_highway: int = at_least(0)
+    num_filters: int = at_least(1)
+    output_dim: int = at_least(1)
+    num_layers: int = at_least(1)
+    parameters: int = at_least(1)
 
 
 @dataclass
@@ -118,7 +111,7 @@ class MixConfig:
     layers: list[int] | None = None  # which layers to mix (null = all)
     fixed_weights: list[float] | None = None  # one per mixed layer; null = learned
     layer_norm: bool = False
-    l2: float = _at_least(0.0, 0.1)  # penalty on the pre-softmax mix weights
+    l2: float = at_least(0.0, 0.1)  # penalty on the pre-softmax mix weights
 
 
 @dataclass
@@ -129,11 +122,11 @@ class ElmoConfig:
     options_file: str = MISSING  # a path or URL
     weight_file: str = MISSING  # a path or URL
     expected: ExpectedShapes | None = None
-    state: str = _one_of("warm", "stateless", "stateful", default="warm")
-    batch_size: int = _at_least(1, 32)  # sentences per biLM batch when features are computed
+    state: str = one_of("warm", "stateless", "stateful", default="warm")
+    batch_size: int = at_least(1, 32)  # sentences per biLM batch when features are computed
     cache: bool = True  # compute the frozen biLM's layers once per corpus and reuse them
     mix: MixConfig = field(default_factory=MixConfig)
-    dropout: float = _fraction(0.0)  # on the mixed ELMo vector
+    dropout: float = fraction(0.0)  # on the mixed ELMo vector
 
 
 @dataclass
@@ -141,12 +134,12 @@ class ModelConfig:
     """The BiLSTM-CRF tagger (`ner.tagger.model.TaggerModel`)."""
 
     _target_: str = "ner.tagger.model.TaggerModel"
-    tag_scheme: str = _one_of(*TAG_SCHEMES, default="bioes")  # the scheme the CRF tags in
+    tag_scheme: str = one_of(*TAG_SCHEMES, default="bioes")  # the scheme the CRF tags in
     constrain_decoding: bool = True
-    dropout: float = _fraction(0.5)  # on the embeddings and on the encoder output
-    hidden_size: int = _at_least(1, 200)
-    num_layers: int = _at_least(1, 2)
-    lstm_dropout: float = _fraction(0.5)
+    dropout: float = fraction(0.5)  # on the embeddings and on the encoder output
+    hidden_size: int = at_least(1, 200)
+    num_layers: int = at_least(1, 2)
+    lstm_dropout: float = fraction(0.5)
 
 
 @dataclass
@@ -155,18 +148,18 @@ class OptimizerConfig:
 
     _target_: str = "torch.optim.Adam"
     _partial_: bool = True
-    lr: float = _at_least(0.0, 0.001)
-    weight_decay: float = _at_least(0.0, 0.0)
+    lr: float = at_least(0.0, 0.001)
+    weight_decay: float = at_least(0.0, 0.0)
 
 
 @dataclass
 class TrainerConfig:
     """The training loop."""
 
-    max_epochs: int = _at_least(1, 75)
-    patience: int | None = _at_least(1, 25)  # epochs without a better dev F1 (null = never)
-    grad_norm: float | None = _at_least(0.0, 5.0)
-    eval_batch_size: int = _at_least(1, 256)
+    max_epochs: int = at_least(1, 75)
+    patience: int | None = at_least(1, 25)  # epochs without a better dev F1 (null = never)
+    grad_norm: float | None = at_least(0.0, 5.0)
+    eval_batch_size: int = at_least(1, 256)
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     num_threads: str = "auto"  # torch CPU threads: a number, or auto
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
@@ -179,7 +172,7 @@ class WandbConfig:
 
     _target_: str = "ner.training.loggers.WandbLogger"
     project: str = "ner-elmo"
-    mode: str = _one_of("online", "offline", "disabled", default="offline")
+    mode: str = one_of("online", "offline", "disabled", default="offline")
     entity: str | None = None
     group: str | None = None
     tags: list[str] | None = None
@@ -202,37 +195,9 @@ class TrainConfig:
     variant: str | None = None  # the name `ner-report` groups runs by
 
 
-class ConfigError(ValueError):
-    """A config value outside what its key allows."""
-
-
-def _check(key: str, value: Any, metadata: Any) -> None:
-    """Raise `ConfigError` when `value` breaks the field's range or choices."""
-    if value is None:
-        return
-    choices = metadata.get("choices")
-    if choices and value not in choices:
-        raise ConfigError(f"{key}={value}: expected one of {', '.join(choices)}")
-    minimum, below = metadata.get("min"), metadata.get("below")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum}")
-    if below is not None and value >= below:
-        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum} and < {below}")
-
-
-def _validate(node: Any, schema: type, prefix: str) -> None:
-    for spec in fields(schema):
-        key = f"{prefix}{spec.name}"
-        value = node.get(spec.name)
-        _check(key, value, spec.metadata)
-        nested = [t for t in getattr(spec.type, "__args__", (spec.type,)) if is_dataclass(t)]
-        if nested and isinstance(value, DictConfig):
-            _validate(value, nested[0], f"{key}.")
-
-
 def validate(cfg: DictConfig) -> None:
     """Check ranges and choices of a composed training config (types Hydra already checked)."""
-    _validate(cfg, TrainConfig, "")
+    check_ranges(cfg, TrainConfig)
     elmo = cfg.get("elmo")
     if elmo is not None and elmo.mix.fixed_weights is not None:
         mixed = elmo.mix.layers

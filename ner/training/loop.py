@@ -27,6 +27,7 @@ from ner.tagger.model import TaggerModel
 from ner.training.interrupt import StopRequest, TrainingInterrupted, stop_requests
 from ner.training.loggers import NullLogger
 from ner.training.rng import capture_rng_state, restore_rng_state
+from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,8 @@ class Trainer:
 
     make_batch: examples → `TaggerBatch` (adds ELMo layers); evaluate_dev: model → dev scores
     with an ``f1`` key; extra_state: plain values stored with each checkpoint (model config,
-    vocabularies) so that a checkpoint alone rebuilds the model.
+    vocabularies) so that a checkpoint alone rebuilds the model; unknown_words: replaces
+    singleton words by the unknown id in training batches (None: no replacement).
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class Trainer:
         mix_l2: float,
         batch_size: int,
         seed: int,
+        unknown_words: SingletonReplacement | None = None,
         run_logger: NullLogger,
         extra_state: dict[str, Any],
         device: torch.device,
@@ -84,6 +87,7 @@ class Trainer:
         self.checkpoints = Path(run_dir) / "checkpoints"
         self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
         self.mix_l2, self.batch_size, self.seed = mix_l2, batch_size, seed
+        self.unknown_words = unknown_words
         self.run_logger, self.extra_state = run_logger, extra_state
         self.device, self.progress = device, progress
         self.state = LoopState()
@@ -149,6 +153,10 @@ class Trainer:
         )
         for number, indices in enumerate(batches[done:], start=done + 1):
             batch = make_batch([examples[i] for i in indices]).to(self.device)
+            if self.unknown_words is not None and batch.words is not None:
+                # Drawn per batch, so an epoch resumed mid-way replaces the same words.
+                draws = np.random.default_rng([self.seed, self.state.epoch, number])
+                batch.words = self.unknown_words(batch.words, draws)
             loss = self.model(batch)["loss"]
             objective = loss
             if self.mix_l2 and self.model.elmo_mix is not None:

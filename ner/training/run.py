@@ -21,7 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 from ner.common.checkpoints import load_checkpoint
 from ner.common.files import write_json, write_text
 from ner.common.paths import checkout_root
-from ner.common.threads import cpu_threads
+from ner.common.threads import cpu_threads, pick_device
+from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
 from ner.serving.archive import BiLMFiles
 from ner.serving.tagger import save_tagger
@@ -33,6 +34,7 @@ from ner.training.evaluation import evaluate_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
 from ner.training.setup import encode_split, load_splits
+from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
 
@@ -70,44 +72,6 @@ def git_commit() -> str | None:
     return f"{commit}-dirty" if dirty else commit
 
 
-def pick_device(name: str) -> torch.device:
-    """``auto`` → CUDA when available, else CPU."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def glove_rows(encoder: Encoder, glove_config: dict[str, Any], seed: int) -> torch.Tensor:
-    """Word-embedding init (V, dim): GloVe rows where found, else N(0, σ_GloVe); row 0 = padding."""
-    from ner.embeddings.glove import load_glove
-
-    vectors = load_glove(
-        glove_config["source"],
-        vocabulary=encoder.words.items,
-        member=glove_config.get("member"),
-        sha256=glove_config.get("sha256"),
-    )
-    if vectors.dim != glove_config["dim"]:
-        raise ValueError(
-            f"{glove_config['source']} has {vectors.dim}-d vectors but embeddings.glove.dim is "
-            f"{glove_config['dim']}; set embeddings.glove.dim={vectors.dim}"
-        )
-    found = torch.from_numpy(np.asarray(vectors.found, dtype=bool))
-    weights = torch.from_numpy(np.asarray(vectors.vectors, dtype=np.float32)).clone()
-    std = float(weights[found].std()) if found.any() else 1.0
-    generator = torch.Generator().manual_seed(seed)
-    random_rows = torch.randn(weights.shape, generator=generator) * std
-    weights = torch.where(found.unsqueeze(1), weights, random_rows)
-    weights[0] = 0.0
-    logger.info(
-        "GloVe %s: %d/%d vocabulary words found",
-        glove_config["source"],
-        int(found.sum()),
-        len(found),
-    )
-    return weights
-
-
 def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> dict[str, Any]:
     """The plain-dict `TaggerModel` config: the model node plus vocabulary-dependent sizes."""
     embeddings = cfg.embeddings
@@ -116,6 +80,7 @@ def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -
     config.update(
         tags=encoder.tags,
         num_words=len(encoder.words) if embeddings.glove else 0,
+        pretrained_words=len(encoder.pretrained or ()) if embeddings.glove else 0,
         word_trainable=bool(embeddings.glove and embeddings.glove.trainable),
         num_chars=len(encoder.chars) if embeddings.char else 0,
         elmo_dim=elmo.output_dim if elmo is not None else 0,
@@ -216,11 +181,26 @@ def fit_and_evaluate(
     check_label_sets(splits)
     model_scheme = cfg.model.tag_scheme
     tags = tag_list(entity_types(splits["train"].tags), model_scheme)
+    # vocabulary=all: train+dev+test text, AllenNLP's transductive setting (published numbers).
+    vocabulary_splits = splits.values() if cfg.embeddings.vocabulary == "all" else [splits["train"]]
     encoder = Encoder.build(
-        [s for split in splits.values() for s in split.tokens],
+        [s for split in vocabulary_splits for s in split.tokens],
         tags,
         max_chars=cfg.embeddings.char.max_chars if cfg.embeddings.char else 50,
     )
+    pretrained = None
+    glove = cfg.embeddings.glove
+    # glove.source null: word embeddings trained from a random init (no pretrained vectors).
+    if glove and glove.source:
+        pretrained = load_pretrained_words(
+            glove.source,
+            encoder.words,
+            dim=glove.dim,
+            seed=cfg.seed,
+            member=glove.member,
+            sha256=glove.sha256,
+        )
+        encoder.pretrained = pretrained.extension  # dev/test words are looked up as new text
     elmo = None
     if cfg.elmo is not None:
         elmo = ElmoFeatures(
@@ -241,9 +221,16 @@ def fit_and_evaluate(
     # not change the model's initialisation or the dropout stream.
     seed_everything(cfg.seed)
     model: TaggerModel = instantiate(cfg.model, _convert_="all", **config)
-    # glove.source null: word embeddings trained from a random init (no pretrained vectors).
-    if cfg.embeddings.glove and cfg.embeddings.glove.source and not resuming:
-        model.word_embedding.weight.data.copy_(glove_rows(encoder, cfg.embeddings.glove, cfg.seed))
+    if pretrained is not None and not resuming:
+        model.word_embedding.weight.data.copy_(pretrained.initial)
+        if model.pretrained_words is not None:  # None: the table has no word beyond training
+            model.pretrained_words.copy_(pretrained.vectors)
+    del pretrained  # the frozen vectors live on in the model, their words in the encoder
+    unknown_words = None
+    if glove and cfg.embeddings.unknown_replacement > 0:
+        unknown_words = SingletonReplacement.from_sentences(
+            splits["train"].tokens, encoder.words, cfg.embeddings.unknown_replacement
+        )
     model.to(device)
     parameters = [p for p in model.parameters() if p.requires_grad]
     optimizer = instantiate(cfg.trainer.optimizer)(parameters)
@@ -259,6 +246,7 @@ def fit_and_evaluate(
         patience=cfg.trainer.patience,
         grad_norm=cfg.trainer.grad_norm,
         mix_l2=cfg.elmo.mix.l2 if elmo else 0.0,
+        unknown_words=unknown_words,
         batch_size=cfg.data.batch_size,
         seed=cfg.seed,
         run_logger=run_logger,

@@ -16,9 +16,10 @@ import torch
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-import ner.training.run  # glove_rows; registers the config schema
+import ner.training.run  # noqa: F401  (registers the config schema)
 from ner.common.checkpoints import load_checkpoint
 from ner.common.paths import PROJECT_ROOT
+from ner.embeddings.pretrained import load_pretrained_words
 from ner.tagger.dataset import Encoder, Split, check_label_sets
 from ner.training.reevaluate import evaluate_run
 
@@ -311,14 +312,20 @@ def test_glove_member_of_a_zip_with_several_files(tmp_path):
         "embeddings.glove.member=glove.6B.5d.txt",
         "embeddings.glove.dim=5",
     )
-    rows = ner.training.run.glove_rows(encoder, cfg.embeddings.glove, seed=1)
+    glove = cfg.embeddings.glove
+    rows = load_pretrained_words(
+        glove.source, encoder.words, dim=glove.dim, seed=1, member=glove.member
+    ).initial
     assert rows.shape == (len(encoder.words.items), 5)
     assert rows[encoder.words.items.index("paris")].tolist() == [5.0] * 5
     wrong = compose_config(
         f"embeddings.glove.source={archive}", "embeddings.glove.member=glove.6B.3d.txt"
     )
     with pytest.raises(ValueError, match=r"set embeddings\.glove\.dim=3"):
-        ner.training.run.glove_rows(encoder, wrong.embeddings.glove, seed=1)
+        glove = wrong.embeddings.glove
+        load_pretrained_words(
+            glove.source, encoder.words, dim=glove.dim, seed=1, member=glove.member
+        )
 
 
 def test_label_types_missing_from_train_are_an_error():

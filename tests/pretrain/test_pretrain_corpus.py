@@ -15,7 +15,7 @@ from ner.pretrain.corpus import (
     read_sentences,
 )
 from ner.pretrain.sources import SOURCES, reuters_bodies
-from ner.pretrain.vocabulary import SPECIAL_TOKENS, vocabulary_size, write_vocabulary
+from ner.pretrain.vocabulary import SPECIAL_TOKENS, softmax_vocabulary, vocabulary_size
 
 
 def test_read_sentences_skips_blank_lines(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_encoding_is_frequency_sorted_with_specials_first(tmp_path: Path) -> Non
     assert corpus.source_stats == {str(path): {"train": 6, "heldout": 0}}
     assert vocabulary_size(corpus.train_counts, None, 2) == 5
     assert vocabulary_size(corpus.train_counts, 4, 1) == 4
-    write_vocabulary(corpus.types[:5], tmp_path / "vocab.txt")
+    softmax_vocabulary(corpus.types, 5).write_lines(tmp_path / "vocab.txt")
     assert (tmp_path / "vocab.txt").read_text() == "<S>\n</S>\n<UNK>\na\nb\n"
 
 

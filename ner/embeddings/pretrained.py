@@ -1,0 +1,94 @@
+"""Pretrained word vectors for a tagger's word embedding, split at its training vocabulary.
+
+The trained vocabulary (words of the training data) starts from the table's rows and is
+fine-tuned. Every other word of the table goes into a frozen *extension*, kept with the model in
+float16, so that a word never seen in training still gets its pretrained vector when the model
+tags new text, instead of the unknown-word vector.
+"""
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ner.common.vocabulary import Vocabulary
+from ner.embeddings.glove import VectorTable, load_glove_table
+
+logger = logging.getLogger(__name__)
+
+_CHUNK_ROWS = 65536  # rows copied at a time from a memory-mapped table (bounds the float32 copy)
+
+
+@dataclass
+class PretrainedWords:
+    """initial: (V, dim) float32 init of the trained rows (table vectors where found, else
+    N(0, σ_table); row 0, padding, zero); found: how many trained words the table has;
+    extension: the table's other words (ids after the trained ones); vectors: (E, dim) float16
+    their vectors."""
+
+    initial: torch.Tensor
+    found: int
+    extension: Vocabulary
+    vectors: torch.Tensor
+
+
+def split_table(table: VectorTable, vocabulary: Vocabulary, seed: int) -> PretrainedWords:
+    """Initial rows for `vocabulary` (lowercase words; exact match, else the lowercase form of a
+    table word) and the extension: every lowercase table word outside `vocabulary`."""
+    rows: dict[str, int] = {}
+    for row, word in enumerate(table.words):
+        rows.setdefault(word, row)
+    for row, word in enumerate(table.words):
+        rows.setdefault(word.lower(), row)
+    trained_rows = [rows.get(word) for word in vocabulary.items]
+    found = torch.tensor([row is not None for row in trained_rows])
+    dim = table.matrix.shape[1]
+    initial = torch.zeros(len(vocabulary), dim)
+    if found.any():
+        hits = np.array([row for row in trained_rows if row is not None])
+        initial[found] = torch.from_numpy(np.asarray(table.matrix[hits], dtype=np.float32))
+    std = float(initial[found].std()) if int(found.sum()) > 1 else 1.0
+    random_rows = torch.randn(initial.shape, generator=torch.Generator().manual_seed(seed)) * std
+    initial = torch.where(found.unsqueeze(1), initial, random_rows)
+    initial[0] = 0.0
+    extension_words = [w for w, row in rows.items() if w not in vocabulary and w == w.lower()]
+    extension_rows = np.array([rows[w] for w in extension_words], dtype=np.int64)
+    vectors = np.empty((len(extension_rows), dim), dtype=np.float16)
+    for first in range(0, len(extension_rows), _CHUNK_ROWS):
+        chunk = extension_rows[first : first + _CHUNK_ROWS]
+        vectors[first : first + len(chunk)] = table.matrix[chunk]
+    return PretrainedWords(
+        initial,
+        int(found.sum()),
+        Vocabulary(extension_words, specials=(), unknown=None),
+        torch.from_numpy(vectors),
+    )
+
+
+def load_pretrained_words(
+    source: str,
+    vocabulary: Vocabulary,
+    *,
+    dim: int,
+    seed: int,
+    member: str | None = None,
+    sha256: str | None = None,
+) -> PretrainedWords:
+    """`split_table` of the vectors file `source` (see `ner.embeddings.glove.load_glove_table`),
+    checking that its vectors have `dim` dimensions (``embeddings.glove.dim``)."""
+    table = load_glove_table(source, member=member, sha256=sha256)
+    if table.matrix.shape[1] != dim:
+        raise ValueError(
+            f"{source} has {table.matrix.shape[1]}-d vectors but embeddings.glove.dim is {dim}; "
+            f"set embeddings.glove.dim={table.matrix.shape[1]}"
+        )
+    words = split_table(table, vocabulary, seed)
+    logger.info(
+        "GloVe %s: %d/%d training vocabulary words found; %d more words kept for new text",
+        source,
+        words.found,
+        len(vocabulary),
+        len(words.extension),
+    )
+    return words

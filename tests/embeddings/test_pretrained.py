@@ -1,0 +1,62 @@
+"""Pretrained vectors beyond the training vocabulary: the split of a table, the encoder's ids, the
+model's lookup, and a saved model that gives a word outside its training data its GloVe vector."""
+
+import numpy as np
+import torch
+
+from ner.embeddings.glove import VectorTable, load_glove_table
+from ner.embeddings.pretrained import split_table
+from ner.serving.tagger import Tagger, save_tagger
+from ner.tagger.dataset import Encoder, tag_list
+from ner.tagger.model import TaggerModel
+
+TEXT = "the 0.5 0.25 1\nparis 1 2 3\nBerlin 4 5 6\noslo -1 -2 -3\nthe 9 9 9\n"
+TRAIN = [["The", "Paris", "meeting"]]
+
+
+def table(tmp_path) -> VectorTable:
+    path = tmp_path / "vectors.txt"
+    path.write_text(TEXT)
+    return load_glove_table(str(path))
+
+
+def test_the_table_splits_at_the_training_vocabulary(tmp_path):
+    vectors = table(tmp_path)
+    assert vectors.words == ["the", "paris", "Berlin", "oslo"]  # first occurrence kept
+    encoder = Encoder.build(TRAIN, ["O"])
+    words = split_table(vectors, encoder.words, seed=1)
+    rows = {word: words.initial[encoder.words.id(word)].tolist() for word in encoder.words.items}
+    assert rows["the"] == [0.5, 0.25, 1.0] and rows["paris"] == [1.0, 2.0, 3.0]
+    assert rows["@@PADDING@@"] == [0.0, 0.0, 0.0]
+    assert words.found == 2  # "meeting" and the unknown row start random
+    # Every other lowercase(d) word is kept, frozen, in float16: "Berlin" under "berlin".
+    assert words.extension.items == ["oslo", "berlin"]
+    assert words.vectors.dtype == torch.float16
+    assert words.vectors.tolist() == [[-1.0, -2.0, -3.0], [4.0, 5.0, 6.0]]
+
+
+def test_a_word_outside_the_training_data_gets_its_vector_in_a_saved_model(tmp_path):
+    encoder = Encoder.build(TRAIN, tag_list({"LOC"}, "bioes"))
+    words = split_table(table(tmp_path), encoder.words, seed=1)
+    encoder.pretrained = words.extension
+    model = TaggerModel(
+        tags=encoder.tags,
+        num_words=len(encoder.words),
+        pretrained_words=len(words.extension),
+        word_dim=3,
+        hidden_size=4,
+    )
+    model.word_embedding.weight.data.copy_(words.initial)
+    model.pretrained_words.copy_(words.vectors)
+    save_tagger(tmp_path / "model", model, encoder, None)
+
+    tagger = Tagger.load(tmp_path / "model")
+    ids = tagger.encoder.encode(0, ["Oslo", "paris", "Qwxzz"], None).words
+    assert ids == [len(encoder.words), encoder.words.id("paris"), 1]  # 1: unknown
+    with torch.no_grad():
+        vectors = tagger.model.embed_words(torch.tensor([ids]))[0]  # (T, word_dim)
+    np.testing.assert_array_equal(vectors[0].numpy(), [-1.0, -2.0, -3.0])
+    np.testing.assert_array_equal(vectors[1].numpy(), [1.0, 2.0, 3.0])
+    assert torch.equal(vectors[2], tagger.model.word_embedding.weight[1])
+    (tagged,) = tagger.predict_tokens([["Oslo", "is", "cold"]])
+    assert len(tagged.tags) == 3
