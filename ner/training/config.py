@@ -206,7 +206,8 @@ def validate(cfg: DictConfig) -> None:
                 f"elmo.mix.fixed_weights={list(elmo.mix.fixed_weights)}: expected one weight per "
                 f"layer in elmo.mix.layers={list(mixed)}"
             )
-    if cfg.trainer.num_threads != "auto" and not str(cfg.trainer.num_threads).isdigit():
+    threads = str(cfg.trainer.num_threads)
+    if threads != "auto" and not (threads.isdigit() and int(threads) > 0):
         raise ConfigError(
             f"trainer.num_threads={cfg.trainer.num_threads}: expected a positive number or auto"
         )

@@ -1,0 +1,64 @@
+"""Typed config schemas: dataclass fields that carry a range or a list of choices, and the check
+that enforces them.
+
+Hydra and OmegaConf check a schema's types and key names while a config is composed; ranges and
+choices, which types cannot express, are checked by `check_ranges` before a job reads any data.
+Every message names the key, the value and what is expected.
+"""
+
+from dataclasses import field, fields, is_dataclass
+from typing import Any
+
+from omegaconf import MISSING, DictConfig
+
+
+class ConfigError(ValueError):
+    """A config value outside what its key allows."""
+
+
+def at_least(minimum: float, default: Any = MISSING) -> Any:
+    """A dataclass field whose value (when set) must be ≥ `minimum`."""
+    return field(default=default, metadata={"min": minimum})
+
+
+def fraction(default: Any = None) -> Any:
+    """A dataclass field whose value (when set) must lie in [0, 1)."""
+    return field(default=default, metadata={"min": 0.0, "below": 1.0})
+
+
+def probability(default: Any) -> Any:
+    """A dataclass field whose value (when set) must lie in [0, 1]."""
+    return field(default=default, metadata={"min": 0.0, "max": 1.0})
+
+
+def one_of(*choices: str, default: Any = MISSING) -> Any:
+    """A dataclass field whose value (when set) must be one of `choices`."""
+    return field(default=default, metadata={"choices": choices})
+
+
+def _check(key: str, value: Any, metadata: Any) -> None:
+    """Raise `ConfigError` when `value` breaks the field's range or choices."""
+    if value is None:
+        return
+    choices = metadata.get("choices")
+    if choices and value not in choices:
+        raise ConfigError(f"{key}={value}: expected one of {', '.join(choices)}")
+    minimum, below, maximum = metadata.get("min"), metadata.get("below"), metadata.get("max")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum}")
+    if below is not None and value >= below:
+        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum} and < {below}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum} and ≤ {maximum}")
+
+
+def check_ranges(node: DictConfig, schema: type, prefix: str = "") -> None:
+    """Check every field of `node` (and of its nested dataclass nodes) against the range and
+    choices that `schema` declares; raise `ConfigError` at the first value outside them."""
+    for spec in fields(schema):
+        key = f"{prefix}{spec.name}"
+        value = node.get(spec.name)
+        _check(key, value, spec.metadata)
+        nested = [t for t in getattr(spec.type, "__args__", (spec.type,)) if is_dataclass(t)]
+        if nested and isinstance(value, DictConfig):
+            check_ranges(value, nested[0], f"{key}.")
