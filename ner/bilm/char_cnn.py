@@ -14,6 +14,8 @@ from ner.bilm.char_ids import MAX_CHARACTERS_PER_TOKEN
 from ner.bilm.options import BiLMOptions
 from ner.bilm.weights import to_numpy
 
+CONV_GROUP_ROWS = 256  # distinct tokens per convolution call (rows of similar length)
+
 
 class CharCNN(nn.Module):
     """Maps the 50 character ids of each token to a P-dim token vector."""
@@ -44,10 +46,17 @@ class CharCNN(nn.Module):
         flat, inverse = torch.unique(
             char_ids.reshape(-1, MAX_CHARACTERS_PER_TOKEN), dim=0, return_inverse=True
         )
-        flat = flat[:, : self._useful_width(flat)]  # (U, W) with W <= 50, same max-pool results
-        embedded = self.char_embed(flat).transpose(1, 2)  # (U, C, W)
-        pooled = [self._activation(conv(embedded).amax(dim=-1)) for conv in self.convs]
-        hidden = torch.cat(pooled, dim=-1)  # (U, F)
+        # Rows sorted by length and convolved in groups, each cut to its own useful width: short
+        # tokens (most of them) no longer pay for the longest one's character positions.
+        widths = self._useful_widths(flat)  # (U,)
+        order = torch.argsort(widths, stable=True)
+        parts = []
+        for group in order.split(CONV_GROUP_ROWS):
+            chars = flat[group, : int(widths[group[-1]])]  # (G, W) with W <= 50
+            embedded = self.char_embed(chars).transpose(1, 2)  # (G, C, W)
+            pooled = [self._activation(conv(embedded).amax(dim=-1)) for conv in self.convs]
+            parts.append(torch.cat(pooled, dim=-1))  # (G, F)
+        hidden = torch.cat(parts)[torch.argsort(order)]  # (U, F) back in the order of `flat`
         num_filters = hidden.shape[-1]
         for highway in self.highways:
             both = highway(hidden)  # (U, 2F)
@@ -55,16 +64,16 @@ class CharCNN(nn.Module):
             hidden = gate * torch.relu(both[:, :num_filters]) + (1 - gate) * hidden
         return self.projection(hidden)[inverse].reshape(*leading, -1)  # (..., P)
 
-    def _useful_width(self, flat: torch.Tensor) -> int:
-        """Character positions needed for an exact max-pool over the batch.
+    def _useful_widths(self, flat: torch.Tensor) -> torch.Tensor:
+        """Character positions each row (U, 50) needs for an exact max-pool: (U,) int64.
 
         Past its last real character a row repeats one id (char padding, or 0 for an empty slot), so
-        every window lying wholly in that tail has the same value; keeping the longest row plus one
-        such window (max kernel width) leaves each max unchanged and skips most padding work.
+        every window lying wholly in that tail has the same value; keeping the row plus one such
+        window (max kernel width) leaves each max unchanged and skips the rest of the padding.
         """
-        varying = (flat != flat[:, -1:]).any(dim=0).nonzero()
-        longest = int(varying[-1]) + 1 if len(varying) else 0
-        return min(MAX_CHARACTERS_PER_TOKEN, longest + self._max_width)
+        positions = torch.arange(1, MAX_CHARACTERS_PER_TOKEN + 1, device=flat.device)
+        longest = ((flat != flat[:, -1:]) * positions).amax(dim=1)  # (U,) 0 for an all-tail row
+        return (longest + self._max_width).clamp(max=MAX_CHARACTERS_PER_TOKEN)
 
     def load_tf_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Copy the char-CNN datasets of a weights.hdf5 (already shape-checked) into this module."""

@@ -114,12 +114,15 @@ class ProjectedLSTMLayer(nn.Module):
             h = torch.bmm(torch.sigmoid(o) * torch.tanh(c), self.w_proj)  # (D, n, P)
             if self.proj_clip:
                 h = h.clamp(-self.proj_clip, self.proj_clip)
-            outputs.append(functional.pad(h, (0, 0, 0, batch - active)))
+            outputs.append(functional.pad(h, (0, 0, 0, batch - active)) if active < batch else h)
         done_h.append(h)
         done_c.append(c)
-        size = (directions, steps - len(outputs), batch, self.w_proj.shape[-1])
-        padding = inputs.new_zeros(size)  # steps after the longest row (all of them if none)
-        padded = torch.cat([torch.stack(outputs, dim=1), padding], dim=1) if outputs else padding
+        if len(outputs) == steps:  # no step is padding for every row
+            padded = torch.stack(outputs, dim=1)
+        else:
+            size = (directions, steps - len(outputs), batch, self.w_proj.shape[-1])
+            padding = inputs.new_zeros(size)  # steps after the longest row (all of them if none)
+            padded = torch.cat([torch.stack(outputs, dim=1), padding], 1) if outputs else padding
         return padded, torch.cat(done_h[::-1], dim=1), torch.cat(done_c[::-1], dim=1)
 
     def load_tf_arrays(

@@ -34,6 +34,22 @@ class LogUniformSampler:
         return (torch.log1p(1.0 / (ids + 1.0)) / self.log_range).log().float()
 
 
+def accidental_hits(
+    targets: torch.Tensor, negatives: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(row, column) of every negative equal to its row's target: targets (N,), negatives (S,).
+
+    Hits are rare (a few per row at most), so they are found by binary search in the sorted
+    negatives instead of comparing all N × S pairs.
+    """
+    ordered, order = torch.sort(negatives)  # (S,)
+    first = torch.searchsorted(ordered, targets)  # (N,)
+    counts = torch.searchsorted(ordered, targets, right=True) - first  # (N,) hits per row
+    rows = torch.repeat_interleave(torch.arange(len(targets), device=targets.device), counts)
+    starts = torch.repeat_interleave(first - (torch.cumsum(counts, 0) - counts), counts)
+    return rows, order[starts + torch.arange(len(rows), device=targets.device)]
+
+
 class SoftmaxOutput(nn.Module):
     """Output embeddings and bias of the shared softmax over `vocab_size` targets of width `dim`."""
 
@@ -56,11 +72,11 @@ class SoftmaxOutput(nn.Module):
         log_expected = self.sampler.log_probability(rows) + math.log(len(negatives))  # (N + S,)
         count = len(targets)
         true_logit = (hidden * weight[:count]).sum(-1) + bias[:count] - log_expected[:count]  # (N,)
-        sampled = hidden @ weight[count:].T + (bias[count:] - log_expected[count:])  # (N, S)
-        hits = targets[:, None] == negatives[None, :]  # (N, S) accidental hits
-        sampled = sampled.masked_fill(hits, float("-inf"))
-        logits = torch.cat([true_logit[:, None], sampled], dim=1)  # (N, 1 + S)
-        return -F.log_softmax(logits, dim=1)[:, 0]
+        sampled = torch.addmm(bias[count:] - log_expected[count:], hidden, weight[count:].T)
+        rows, columns = accidental_hits(targets, negatives)
+        sampled = sampled.index_put((rows, columns), sampled.new_tensor(float("-inf")))  # (N, S)
+        # −log softmax([true, sampled])[0], without materialising the (N, 1 + S) logits.
+        return torch.logaddexp(true_logit, torch.logsumexp(sampled, dim=1)) - true_logit
 
     def full_nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Summed NLL of targets (N,) under the full softmax of hidden (N, P)."""

@@ -5,7 +5,7 @@ import math
 import torch
 from torch.nn import functional as F
 
-from ner.pretrain.softmax import LogUniformSampler, SoftmaxOutput
+from ner.pretrain.softmax import LogUniformSampler, SoftmaxOutput, accidental_hits
 
 
 def test_log_uniform_probabilities_sum_to_one_and_match_samples() -> None:
@@ -38,3 +38,15 @@ def test_full_nll_is_summed_cross_entropy() -> None:
     hidden, targets = torch.randn(7, 5), torch.randint(0, 30, (7,))
     manual = -F.log_softmax(hidden @ output.weight.T + output.bias, dim=1)[torch.arange(7), targets]
     assert torch.allclose(output.full_nll(hidden, targets), manual.sum(), atol=1e-5)
+
+
+def test_accidental_hits_are_every_negative_equal_to_the_target() -> None:
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        targets = torch.randint(0, 20, (30,), generator=generator)
+        negatives = torch.randint(0, 20, (15,), generator=generator)  # with repeats
+        rows, columns = accidental_hits(targets, negatives)
+        expected = (targets[:, None] == negatives[None, :]).nonzero().tolist()
+        assert sorted(zip(rows.tolist(), columns.tolist(), strict=True)) == sorted(
+            map(tuple, expected)
+        )

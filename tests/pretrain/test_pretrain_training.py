@@ -36,6 +36,18 @@ def test_resume_continues_exactly(tiny_config, tmp_path: Path) -> None:
     assert metrics["perplexity"]["forward"] < 60  # learned something (vocabulary of 60)
 
 
+def test_heldout_perplexity_is_recorded_every_eval_every_steps(tiny_config, tmp_path: Path) -> None:
+    metrics = train(
+        tiny_config("pretrain.max_steps=6", "pretrain.eval_every=3", output_dir=tmp_path)
+    )
+    rows = [json.loads(line) for line in (tmp_path / "heldout.jsonl").read_text().splitlines()]
+    assert [(r["step"], r["tokens_seen"]) for r in rows] == [(3, 3 * 4 * 5), (6, 6 * 4 * 5)]
+    assert rows[0]["heldout_forward_ppl"] > rows[1]["heldout_forward_ppl"]  # it learns
+    # The last evaluation saw the exported weights: the same figures as metrics.json.
+    assert rows[1]["heldout_forward_ppl"] == metrics["perplexity"]["forward"]
+    assert rows[1]["heldout_backward_ppl"] == metrics["perplexity"]["backward"]
+
+
 def test_a_run_spans_epochs_with_fresh_streams(tiny_config, tmp_path: Path) -> None:
     metrics = train(tiny_config("pretrain.max_steps=60", "pretrain.batch_size=16"))
     assert 1 < metrics["epochs"] < 2 and metrics["steps"] == 60
