@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ner.serving.app import SETTINGS_VARIABLE, app_from_environment
-    from ner.serving.archive import ArchiveError
+    from ner.serving.archive import ArchiveError, read_manifest
 
     positive = ("workers", "threads", "max_batch_tokens", "max_queue", "max_body_bytes")
     positive += ("max_texts", "max_text_chars", "max_tokens", "max_length", "timeout")
@@ -95,6 +95,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     os.environ[SETTINGS_VARIABLE] = json.dumps(settings(args))
     if args.workers > 1:  # each worker process builds the app (and loads the model) itself
+        try:
+            read_manifest(args.model)  # a missing or foreign model fails here, not in N workers
+        except ArchiveError as error:
+            print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
+            return 1
         uvicorn.run(
             "ner.serving.app:app_from_environment",
             factory=True,

@@ -1,0 +1,27 @@
+"""`ner-serve` refuses bad options and a bad model directory before it binds a port."""
+
+from pathlib import Path
+
+import pytest
+
+from ner.cli.serve import main
+
+
+@pytest.mark.parametrize(
+    "option", ["--workers=0", "--threads=0", "--max-texts=0", "--timeout=0", "--batch-wait-ms=-1"]
+)
+def test_bad_options(tmp_path: Path, capsys, option: str) -> None:
+    assert main([str(tmp_path), option]) == 2
+    name = option.split("=")[0]
+    assert f"ner-serve: error: {name} must" in capsys.readouterr().err
+
+
+def test_missing_model_directory_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    assert main([str(tmp_path / "nothing"), "--port", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot load model" in err and "does not exist" in err
+
+
+def test_missing_model_is_refused_before_starting_workers(tmp_path: Path, capsys) -> None:
+    assert main([str(tmp_path), "--workers", "2", "--port", "1"]) == 1
+    assert "has no archive.json" in capsys.readouterr().err
