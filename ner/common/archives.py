@@ -14,7 +14,9 @@ from ner.common.files import atomic_directory
 
 
 class ArchiveError(ValueError):
-    """A malformed or unsafe archive, or a missing entry (the message names archive and entry)."""
+    """An archive that cannot be used: a malformed or unsafe zip/tar file or a missing entry, or a
+    model folder that is missing, incomplete, corrupt, edited or of another format version. The
+    message names the file (and the entry or field)."""
 
 
 def _entries(archive: Path) -> dict[str, zipfile.ZipInfo | tarfile.TarInfo]:

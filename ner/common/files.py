@@ -7,7 +7,8 @@ Every write of a result, cache entry, checkpoint or download goes through here:
   crash or a full disk leaves the previous version (or nothing) in place, never a truncated file.
 - `atomic_directory`: the same for a folder (a cache entry, a model archive).
 - `remove_stale_temporaries`: a temporary left by a process that no longer runs on this machine
-  is deleted the next time the same target is written.
+  (or an hour-old ``<name>.partial`` of earlier versions) is deleted the next time the same
+  target is written.
 - `file_lock`: one process at a time builds or repairs a shared entry; the others wait and then
   use what it built.
 
@@ -20,6 +21,7 @@ import json
 import os
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,6 +61,13 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def _legacy_leftover(leftover: Path, target: Path) -> bool:
+    """``<name>.partial`` or ``<name>.partial<pid>`` written by earlier versions, which named no
+    machine: stale once untouched for an hour (a live write keeps changing its file)."""
+    suffix = leftover.name[len(target.name) + len(".partial") :]
+    return (suffix == "" or suffix.isdigit()) and time.time() - leftover.stat().st_mtime > 3600
+
+
 def remove_stale_temporaries(path: Path) -> list[Path]:
     """Delete the temporaries of `path` left by dead processes; returns what was removed."""
     path = Path(path)
@@ -66,6 +75,10 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
         leftover
         for leftover in path.parent.glob(f".{path.name}{TEMPORARY_MARK}*")
         if _owner_is_gone(leftover)
+    ] + [
+        leftover
+        for leftover in path.parent.glob(f"{path.name}.partial*")
+        if _legacy_leftover(leftover, path)
     ]
     for leftover in removed:
         _remove(leftover)

@@ -35,6 +35,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ner.common.archives import ArchiveError
 from ner.common.downloads import fetch, is_url, sha256_file
 from ner.common.files import atomic_directory, write_json
 
@@ -48,10 +49,6 @@ MANIFEST = "archive.json"
 WEIGHTS = "weights.safetensors"
 CONFIG = "config.json"
 EMBED_BILM_MAX_BYTES = 100 * 2**20
-
-
-class ArchiveError(ValueError):
-    """A model directory that is missing, incomplete, corrupt or of another format version."""
 
 
 @dataclass(frozen=True)

@@ -326,3 +326,15 @@ def test_only_leftovers_of_dead_processes_on_this_machine_are_removed(tmp_path):
         path.write_text("partial")
     assert remove_stale_temporaries(target) == [leftovers["dead"]]
     assert leftovers["alive"].exists() and leftovers["other machine"].exists()
+
+
+def test_partial_files_of_earlier_versions_are_removed_once_an_hour_old(tmp_path):
+    target = tmp_path / "weights.hdf5"
+    old, fresh = tmp_path / "weights.hdf5.partial", tmp_path / "weights.hdf5.partial4242"
+    unrelated = tmp_path / "weights.hdf5.partial-notes"
+    for path in (old, fresh, unrelated):
+        path.write_text("partial")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    os.utime(unrelated, (time.time() - 7200, time.time() - 7200))
+    assert remove_stale_temporaries(target) == [old]
+    assert fresh.exists() and unrelated.exists()
