@@ -289,9 +289,17 @@ def test_a_read_only_cache_serves_what_is_there_and_names_what_it_cannot_write(t
             features.source([["Other", "words"]])
 
 
-def test_new_files_follow_the_umask_so_a_group_can_share_the_data_folder(tmp_path):
+def test_new_files_follow_the_umask_so_a_group_can_share_the_data_folder(tmp_path, monkeypatch):
+    from ner.data import prepare_corpus
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for split in ("train", "dev", "test"):
+        (corpus / f"{split}.txt").write_text("EU B-ORG\nrejects O\n\nPeter B-PER\n")
+    monkeypatch.setenv("NER_DATA_DIR", str(tmp_path / "data"))
     previous = os.umask(0o002)
     try:
+        prepare_corpus(corpus)
         with atomic_write(tmp_path / "shared.json", "w") as handle:
             handle.write("{}")
         save_checkpoint(tmp_path / "c.pt", {"x": torch.ones(1)})
@@ -304,7 +312,8 @@ def test_new_files_follow_the_umask_so_a_group_can_share_the_data_folder(tmp_pat
         os.umask(previous)
     for path in [tmp_path / "shared.json", tmp_path / "c.pt"]:
         assert path.stat().st_mode & 0o777 == 0o664, path
-    for path in [*(tmp_path / "cache").rglob("*"), *(tmp_path / "model").rglob("*")]:
+    written = ["cache", "model", "data/corpora"]
+    for path in [item for folder in written for item in (tmp_path / folder).rglob("*")]:
         expected = 0o775 if path.is_dir() else 0o664
         assert path.stat().st_mode & 0o777 == expected, path
     assert (tmp_path / "cache").stat().st_mode & 0o777 == 0o775
