@@ -5,7 +5,7 @@
 let colours = {};
 
 async function describeModel() {
-  const response = await fetch("/info");
+  const response = await fetch("info");
   const info = await response.json();
   colours = nerColours(info.labels);
   document.getElementById("legend").replaceChildren(nerLegend(info.labels, colours));
@@ -31,7 +31,7 @@ async function tag(event) {
     tokenizer: document.getElementById("tokenizer").value || "news",
     include_tokens: true,
   };
-  const response = await fetch("/predict", {
+  const response = await fetch("predict", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify(body),
@@ -51,5 +51,5 @@ async function tag(event) {
 
 document.getElementById("form").addEventListener("submit", tag);
 describeModel().catch((reason) => {
-  document.getElementById("error").textContent = `cannot read /info: ${reason}`;
+  document.getElementById("error").textContent = `cannot read info: ${reason}`;
 });
