@@ -18,7 +18,7 @@
 # over the 8.4M positions (tokens plus sentence boundaries) of the corpus; Adam 0.002 with 500
 # warm-up steps and a linear decay to 0; every stream restarts from a zero state with probability
 # 0.1 per batch (the biLM must work from the zero state inference starts from); held-out
-# perplexity every 2,000 steps.
+# perplexity every 500 steps (about a minute each).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUN=${RUN:-$HOME/bilm-run}
@@ -29,6 +29,6 @@ nohup nice -n 19 "$PYTHON" -m ner.cli.pretrain \
     pretrain.output_dir="$RUN" pretrain.threads=1 \
     pretrain.max_steps=40000 pretrain.warmup_steps=500 pretrain.lr_schedule=linear \
     pretrain.optimizer.lr=0.002 pretrain.state_reset_probability=0.1 \
-    pretrain.eval_every=2000 pretrain.checkpoint_minutes=10 pretrain.log_every=50 \
+    pretrain.eval_every=500 pretrain.checkpoint_minutes=10 pretrain.log_every=50 \
     >> "$RUN/train.log" 2>&1 &
 echo "pretraining in the background (pid $!); log: $RUN/train.log"
