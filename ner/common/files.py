@@ -183,7 +183,11 @@ def atomic_directory(path: str | Path, *, replace: bool = False) -> Iterator[Pat
                 _settle(item)
         if replace and path.exists():
             os.replace(path, retired)
-            os.replace(staging, path)
+            try:
+                os.replace(staging, path)
+            except OSError:
+                os.replace(retired, path)  # put the finished folder back
+                raise
             _remove(retired)
         else:
             try:
