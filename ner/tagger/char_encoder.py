@@ -13,6 +13,8 @@ class CharCnnEncoder(nn.Module):
     padding), which makes the CNN, forward and backward, about twice as fast.
     """
 
+    CHUNK_WORDS = 1024  # distinct words convolved at a time
+
     def __init__(self, num_chars: int, char_dim: int = 16, filters: int = 128, width: int = 3):
         super().__init__()
         self.width = width
@@ -28,16 +30,22 @@ class CharCnnEncoder(nn.Module):
             max_chars = self.width
         # flat: (U, C) the distinct words; inverse: (B*T,) each token's row in flat
         flat, inverse = torch.unique(chars.reshape(-1, max_chars), dim=0, return_inverse=True)
-        # embedded: (U, char_dim, C)
-        embedded = self.embedding(flat).transpose(1, 2)
-        # convolved: (U, filters, C - width + 1), ≥ 0 after ReLU
-        convolved = torch.relu(self.conv(embedded))
-        word_lengths = (flat > 0).sum(1)
-        windows = torch.clamp(word_lengths - self.width + 1, min=1)
-        positions = torch.arange(convolved.size(2), device=chars.device)
-        # valid: (U, 1, positions); 0 is neutral for a max over ReLU outputs.
-        valid = (positions.unsqueeze(0) < windows.unsqueeze(1)).unsqueeze(1)
-        pooled = convolved.masked_fill(~valid, 0.0).max(2).values
+        # pooled: (U, filters). In chunks of words: the (words, filters, positions) activations
+        # of a 256-sentence evaluation batch would otherwise take hundreds of MB at once.
+        pooled = torch.cat([self._pool(words) for words in flat.split(self.CHUNK_WORDS)])
         # index_select, not pooled[inverse]: the latter's backward accumulates with parallel
         # atomic adds on CPU, so the gradient's summation order (and the run) varied by thread.
         return pooled.index_select(0, inverse).view(batch_size, length, -1)
+
+    def _pool(self, words: torch.Tensor) -> torch.Tensor:
+        """Distinct words (U, C) char ids → their max-pooled filter outputs (U, filters)."""
+        # embedded: (U, char_dim, C)
+        embedded = self.embedding(words).transpose(1, 2)
+        # convolved: (U, filters, C - width + 1), ≥ 0 after ReLU
+        convolved = torch.relu(self.conv(embedded))
+        word_lengths = (words > 0).sum(1)
+        windows = torch.clamp(word_lengths - self.width + 1, min=1)
+        positions = torch.arange(convolved.size(2), device=words.device)
+        # valid: (U, 1, positions); 0 is neutral for a max over ReLU outputs.
+        valid = (positions.unsqueeze(0) < windows.unsqueeze(1)).unsqueeze(1)
+        return convolved.masked_fill(~valid, 0.0).max(2).values

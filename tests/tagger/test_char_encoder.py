@@ -53,3 +53,12 @@ def test_gradients_are_bitwise_identical_with_two_threads():
     finally:
         torch.set_num_threads(threads)
     assert all(torch.equal(gradients[0], g) for g in gradients[1:])
+
+
+def test_words_encoded_in_chunks_match_one_pass(monkeypatch):
+    torch.manual_seed(0)
+    encoder = CharCnnEncoder(num_chars=30, char_dim=4, filters=6, width=3)
+    chars = torch.randint(0, 30, (8, 12, 7))  # (B, T, C): ~96 distinct words
+    whole = encoder(chars)
+    monkeypatch.setattr(CharCnnEncoder, "CHUNK_WORDS", 10)
+    torch.testing.assert_close(encoder(chars), whole)
