@@ -72,6 +72,17 @@ def git_commit() -> str | None:
     return f"{commit}-dirty" if dirty else commit
 
 
+def elmo_mix_settings(elmo: DictConfig) -> dict[str, Any]:
+    """The `TaggerModel` arguments that the ``elmo`` group sets: the scalar mix and its dropout."""
+    mix = OmegaConf.to_container(elmo.mix, resolve=True)
+    return {
+        "elmo_mix_layers": mix["layers"],
+        "elmo_fixed_weights": mix["fixed_weights"],
+        "elmo_layer_norm": mix["layer_norm"],
+        "elmo_dropout": float(elmo.dropout),
+    }
+
+
 def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> dict[str, Any]:
     """The plain-dict `TaggerModel` config: the model node plus vocabulary-dependent sizes."""
     embeddings = cfg.embeddings
@@ -87,13 +98,7 @@ def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -
         elmo_layers=elmo.num_layers if elmo is not None else 3,
     )
     if cfg.elmo is not None:
-        mix = OmegaConf.to_container(cfg.elmo.mix, resolve=True)
-        config.update(
-            elmo_mix_layers=mix["layers"],
-            elmo_fixed_weights=mix["fixed_weights"],
-            elmo_layer_norm=mix["layer_norm"],
-            elmo_dropout=float(cfg.elmo.dropout),
-        )
+        config.update(elmo_mix_settings(cfg.elmo))
     if embeddings.glove:
         config["word_dim"] = int(embeddings.glove.dim)
     if embeddings.char:

@@ -14,8 +14,8 @@ from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 from tiny_tagger import SENTENCES
 
-import ner.training.config  # noqa: F401  (registers the training config schema)
 from ner.common.paths import PROJECT_ROOT
+from ner.training.run import elmo_mix_settings
 
 STUDY = PROJECT_ROOT / "experiments" / "study" / "study.py"
 spec = importlib.util.spec_from_file_location("study", STUDY)
@@ -71,7 +71,10 @@ def test_every_planned_job_composes_into_its_corpus_and_variant(job):
 def test_layer_choices_build_the_intended_mix(variant, layers, weights):
     job = study.Job(f"conll2003_{variant}", "conll2003", variant, 1, True)
     cfg = compose_job(job)
-    model = instantiate(cfg.model, _convert_="all", tags=["O", "S-PER"], num_chars=5, elmo_dim=8)
+    mix = elmo_mix_settings(cfg.elmo)
+    model = instantiate(
+        cfg.model, _convert_="all", tags=["O", "S-PER"], num_chars=5, elmo_dim=8, **mix
+    )
     summary = model.mix_summary()
     assert summary["layers"] == layers
     if weights:
