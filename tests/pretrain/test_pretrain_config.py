@@ -1,6 +1,10 @@
 """The pretraining config schema: ner/conf/pretrain.yaml composes into typed settings; a wrong
 type or a misspelt key fails while composing, a value out of range before any text is read."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.errors import ConfigCompositionException
@@ -68,3 +72,18 @@ def test_init_from_takes_an_options_and_weights_pair():
     assert cfg.pretrain.init_from.weights == "/bilm/weights.hdf5"
     with pytest.raises(ConfigError, match=r"expected \{options: PATH, weights: PATH\}"):
         validate(compose_pretrain("pretrain.init_from={options: /bilm/options.json}"))
+
+
+def test_ner_pretrain_stops_on_a_bad_value_before_reading_text(tmp_path):
+    env = {**os.environ, "NER_DATA_DIR": str(tmp_path / "data")}
+    result = subprocess.run(
+        [sys.executable, "-m", "ner.cli.pretrain", "pretrain.batch_size=0"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1
+    assert "ner-pretrain: pretrain.batch_size=0: expected a number ≥ 1" in result.stderr
+    assert not (tmp_path / "data").exists()
