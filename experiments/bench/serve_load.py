@@ -1,0 +1,126 @@
+"""`ner-serve` under load against `ner-predict` on the same text, side by side in one run.
+
+    .venv/bin/python experiments/bench/serve_load.py --bilm ner/pretrained/elmo-small-news \\
+        --clients 16 --requests 200 --rounds 2 --out experiments/results/bench/serve_load.json
+
+The model is the default architecture with random weights over the given biLM (as in
+bench/predict.py); the texts are the first clients × requests CoNLL-2003 test sentences as raw
+text, one per request and one per line. Each round runs, on one CPU thread each:
+
+* ``ner-predict MODEL texts.txt`` (a single process tagging the file in batches): texts/s from the
+  tagging time it reports, model loading excluded;
+* ``ner-serve MODEL`` with C concurrent clients each sending R requests (`ner.serving.load`),
+  every text once: texts/s, p50/p99 latency, errors, and how many micro-batches served them.
+
+The two alternate so both see the same load on a shared machine.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from predict import bilm_files, build_model
+
+from ner.data import load_corpus
+from ner.serving.load import run_load
+
+BIN = Path(sys.executable).parent
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def predict_rate(model: Path, texts_file: Path, count: int) -> dict:
+    """ner-predict on the file, one thread: texts per second of tagging (load excluded)."""
+    done = subprocess.run(
+        [str(BIN / "ner-predict"), str(model), str(texts_file), "--threads", "1", "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=True,
+    )
+    seconds = float(re.search(r"input tagged in ([\d.]+) s", done.stderr).group(1))
+    return {"seconds": seconds, "texts_per_second": round(count / seconds, 1)}
+
+
+def serve_rate(model: Path, texts: list[str], clients: int, requests: int, port: int) -> dict:
+    """ner-serve on one thread under `clients` × `requests` concurrent requests."""
+    server = subprocess.Popen(
+        [str(BIN / "ner-serve"), str(model), "--port", str(port), "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        health = None
+        while health is None:  # until the model is loaded and the port is open
+            if server.poll() is not None:
+                raise RuntimeError(f"ner-serve exited with status {server.returncode}")
+            try:
+                health = json.loads(urllib.request.urlopen(f"{url}/health", timeout=5).read())
+            except OSError:
+                time.sleep(0.5)
+        report = run_load(url, texts, clients=clients, requests=requests).summary()
+        after = json.loads(urllib.request.urlopen(f"{url}/health").read())
+        report["micro_batches"] = after["batches"] - health["batches"]
+        return report
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bilm", default="ner/pretrained/elmo-small-news")
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    corpus = load_corpus("conll2003")
+    names = corpus["train"].features["tags"].feature.names
+    count = args.clients * args.requests
+    texts = [" ".join(tokens) for tokens in corpus["test"]["tokens"]][:count]
+    rounds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        everything = [list(t) for split in corpus.values() for t in split["tokens"]]
+        gold = [[names[i] for i in row] for row in corpus["train"]["tags"]]
+        model = build_model(everything, gold, bilm_files(args.bilm, workdir), workdir / "model")
+        texts_file = workdir / "texts.txt"
+        texts_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
+        for number in range(args.rounds):
+            predicted = predict_rate(model, texts_file, len(texts))
+            served = serve_rate(model, texts, args.clients, args.requests, args.port)
+            rounds.append({"ner_predict": predicted, "ner_serve": served})
+            print(json.dumps({"round": number + 1, **rounds[-1]}), flush=True)
+    ratios = [
+        r["ner_serve"]["texts_per_second"] / r["ner_predict"]["texts_per_second"] for r in rounds
+    ]
+    results = {
+        "command": "experiments/bench/serve_load.py " + " ".join(sys.argv[1:]),
+        "model": f"default architecture, random weights, biLM {args.bilm}",
+        "texts": len(texts),
+        "tokens": sum(len(t.split()) for t in texts),
+        "threads": 1,
+        "cpus": os.cpu_count(),
+        "rounds": rounds,
+        "serve_over_predict_texts_per_second": [round(r, 2) for r in ratios],
+    }
+    print(json.dumps(results["serve_over_predict_texts_per_second"]))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
