@@ -1,0 +1,315 @@
+"""Learning curves on CoNLL-2003: where does the biLM help, by training-set size?
+
+    .venv/bin/python experiments/study/learning_curve.py run --new-bilm BILM_DIR [--jobs 2]
+    .venv/bin/python experiments/study/learning_curve.py status
+    .venv/bin/python experiments/study/learning_curve.py collect   # JSON, table and plot only
+
+`run` trains, for every training fraction (`data.train_fraction`: nested subsets picked by
+`data.subset_seed`, the same for every variant and seed; dev and test whole) × variant × seed,
+one `ner.cli.train` run into ``outputs/learning_curve/<fraction>/<variant>/seed<S>/``, `--jobs` at
+a time with one torch thread each. A run with a ``results.json`` is skipped; a killed one resumes
+from its checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (⊕ the
+shipped biLM `elmo-small-news`) and ``elmo_glove_new`` (⊕ the biLM exported to `--new-bilm`:
+options.json + weights.hdf5; left out without it). Seeds: `SEEDS_SMALL` at fractions up to 10%,
+`SEEDS_LARGE` above.
+
+`collect` (also run after every finished run) writes ``experiments/results/learning_curve.json``:
+``runs`` ({fraction, variant, seed, test_f1, dev_f1, epochs}) and ``tests`` (for every fraction
+and two variants, the paired approximate-randomisation test over test sentences of the seeds both
+ran and the seed-level permutation test, from `ner.reporting.significance`; ``p_value`` is the
+paired one), plus ``learning_curve.md`` (mean ± std, significant differences marked) and
+``learning_curve.png`` (test F1 against training sentences).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS_DIR = ROOT / "outputs" / "learning_curve"
+RESULTS = ROOT / "experiments" / "results"
+FRACTIONS = (0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
+SEEDS_SMALL = (1, 2, 3, 4, 5)  # fractions <= 10%: small subsets vary more
+SEEDS_LARGE = (1, 2, 3)
+# The study's budget (experiments/study/study.py): epochs and patience of every run.
+MAX_EPOCHS = 20
+PATIENCE = 5
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run of the learning curve."""
+
+    fraction: float
+    variant: str
+    seed: int
+
+    def directory(self, runs_dir: Path) -> Path:
+        return runs_dir / f"{self.fraction:g}" / self.variant / f"seed{self.seed}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.fraction:g}/{self.variant}/seed{self.seed}"
+
+
+def variants(new_bilm: Path | None) -> dict[str, list[str]]:
+    """Variant name → its `ner.cli.train` overrides."""
+    found = {
+        "glove": ["experiment=conll2003_glove"],
+        "elmo_glove_old": ["experiment=conll2003_elmo_glove", "elmo=small_news"],
+    }
+    if new_bilm is not None:
+        found["elmo_glove_new"] = [
+            "experiment=conll2003_elmo_glove",
+            "elmo=small_news",
+            "elmo.name=new",
+            f"elmo.options_file={new_bilm.resolve() / 'options.json'}",
+            f"elmo.weight_file={new_bilm.resolve() / 'weights.hdf5'}",
+        ]
+    return found
+
+
+def plan(
+    names: list[str], fractions: tuple[float, ...] = FRACTIONS, seeds: int | None = None
+) -> list[Run]:
+    """Every run, small fractions first (cheap, and where the biLM should matter most)."""
+    runs = []
+    for fraction in sorted(fractions):
+        chosen = SEEDS_SMALL if fraction <= 0.1 else SEEDS_LARGE
+        for seed in chosen[:seeds]:
+            runs += [Run(fraction, variant, seed) for variant in names]
+    return runs
+
+
+def overrides(run: Run, variant_overrides: list[str], extra: list[str]) -> list[str]:
+    return [
+        *variant_overrides,
+        f"variant={run.variant}",
+        f"seed={run.seed}",
+        f"data.train_fraction={run.fraction}",
+        f"trainer.max_epochs={MAX_EPOCHS}",
+        f"trainer.patience={PATIENCE}",
+        "trainer.num_threads=1",
+        "logger=none",
+        "progress=false",
+        *extra,
+    ]
+
+
+def state(run: Run, runs_dir: Path) -> str:
+    directory = run.directory(runs_dir)
+    if (directory / "results.json").is_file():
+        return "done"
+    if (directory / "checkpoints" / "last.pt").is_file():
+        return "partial"
+    return "todo"
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {message}", flush=True)
+
+
+def start(run: Run, runs_dir: Path, values: list[str]) -> subprocess.Popen:
+    """Launch (or resume) one run as a child process writing its log beside its folder."""
+    directory = run.directory(runs_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    if state(run, runs_dir) == "partial":
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        values = [f"resume={directory}", f"hydra.run.dir={directory / 'resumed' / stamp}"]
+    else:
+        values = [*values, f"hydra.run.dir={directory}"]
+    command = [sys.executable, "-m", "ner.cli.train", *values, "progress=false"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "WANDB_SILENT": "true"}
+    output = open(directory.parent / f"seed{run.seed}.log", "a")  # noqa: SIM115 (the child's)
+    output.write(f"$ {shlex.join(command)}\n")
+    output.flush()
+    log(f"start {run.name}")
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+
+
+def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) -> int:
+    """Run the unfinished runs, `args.jobs` at a time; collect after each; 1 if any failed."""
+    queue = [run for run in runs if state(run, runs_dir) != "done"]
+    log(f"{len(queue)} run(s) to do of {len(runs)}")
+    running: dict[Run, subprocess.Popen] = {}
+    failed = 0
+    while queue or running:
+        while queue and len(running) < args.jobs:
+            run = queue.pop(0)
+            running[run] = start(run, runs_dir, overrides(run, options[run.variant], args.set))
+        time.sleep(args.poll)
+        for run, process in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[run]
+            if process.returncode:
+                failed += 1
+                log(f"FAILED {run.name} (exit {process.returncode}); see its seed log")
+            else:
+                log(f"done {run.name}")
+                collect(runs, runs_dir, args.out)
+    return 1 if failed else 0
+
+
+def collect(runs: list[Run], runs_dir: Path, out: Path) -> dict:
+    """learning_curve.json, .md and .png from the finished runs of the plan."""
+    from ner.reporting.runs import load_run
+    from ner.reporting.significance import compare_variants
+
+    finished = {
+        run: load_run(run.directory(runs_dir) / "results.json")
+        for run in runs
+        if state(run, runs_dir) == "done"
+    }
+    records = [
+        {
+            "fraction": run.fraction,
+            "variant": run.variant,
+            "seed": run.seed,
+            "test_f1": loaded.results["test"]["f1"],
+            "dev_f1": loaded.results["dev"]["f1"],
+            "epochs": loaded.results["epochs_run"],
+            "train_sentences": loaded.results["sentences"]["train"],
+        }
+        for run, loaded in finished.items()
+    ]
+    tests = []
+    for fraction in sorted({run.fraction for run in finished}):
+        groups: dict[str, list] = {}
+        for run, loaded in finished.items():
+            if run.fraction == fraction:
+                groups.setdefault(run.variant, []).append(loaded)
+        for a, b in itertools.combinations(sorted(groups), 2):
+            result = compare_variants(groups[a], groups[b], resamples=10_000)
+            paired = result["paired"]
+            tests.append(
+                {
+                    "fraction": fraction,
+                    "variant_a": a,
+                    "variant_b": b,
+                    "p_value": None if paired is None else paired["p_value"],
+                    **result,
+                }
+            )
+    content = {"runs": records, "tests": tests}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "learning_curve.json").write_text(json.dumps(content, indent=1) + "\n")
+    (out / "learning_curve.md").write_text(table(records, tests))
+    if records:
+        plot(records, out / "learning_curve.png")
+    return content
+
+
+def _stats(values: list[float]) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def table(records: list[dict], tests: list[dict]) -> str:
+    """Markdown: test F1 (mean ± std, seeds) per fraction and variant, then the tests."""
+    names = sorted({r["variant"] for r in records})
+    lines = [
+        "| fraction | " + " | ".join(f"`{n}` test F1" for n in names) + " |",
+        "|---" * (len(names) + 1) + "|",
+    ]
+    for fraction in sorted({r["fraction"] for r in records}):
+        cells = []
+        for name in names:
+            values = [
+                r["test_f1"] for r in records if r["fraction"] == fraction and r["variant"] == name
+            ]
+            cells.append(f"{_stats(values)} ({len(values)})" if values else "–")
+        lines.append(f"| {fraction:.0%} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Mean ± std of test F1 over seeds (number of seeds). Paired tests over test sentences "
+        "(approximate randomisation, 10,000 resamples); * marks p < 0.05.",
+        "",
+        "| fraction | A | B | mean A − B | p (paired) | p (seeds) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for test in tests:
+        seed = test["seed_level"]
+        paired = "–" if test["p_value"] is None else f"{test['p_value']:.4f}"
+        mark = " *" if test["p_value"] is not None and test["p_value"] < 0.05 else ""
+        lines.append(
+            f"| {test['fraction']:.0%} | `{test['variant_a']}` | `{test['variant_b']}` | "
+            f"{seed['difference']:+.2f} | {paired}{mark} | {seed['p_value']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot(records: list[dict], path: Path) -> None:
+    """Test F1 (mean ± std over seeds) against the number of training sentences, per variant."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6.5, 4.2))
+    for name in sorted({r["variant"] for r in records}):
+        points = []
+        for fraction in sorted({r["fraction"] for r in records if r["variant"] == name}):
+            chosen = [r for r in records if r["variant"] == name and r["fraction"] == fraction]
+            values = [r["test_f1"] for r in chosen]
+            size = chosen[0]["train_sentences"]
+            spread = statistics.stdev(values) if len(values) > 1 else 0.0
+            points.append((size, statistics.fmean(values), spread))
+        sizes, means, spreads = zip(*points, strict=True)
+        axis.errorbar(sizes, means, yerr=spreads, marker="o", capsize=3, label=name)
+    axis.set_xscale("log")
+    axis.set_xlabel("training sentences (log scale)")
+    axis.set_ylabel("test F1 (mean ± std over seeds)")
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("run", "status", "collect"))
+    parser.add_argument("--new-bilm", type=Path, help="folder of the new biLM's options/weights")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
+    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON/MD/PNG go")
+    parser.add_argument("--fractions", type=float, nargs="+", default=list(FRACTIONS))
+    parser.add_argument("--variants", nargs="+", help="a subset of the variants")
+    parser.add_argument("--seeds", type=int, help="only the first N seeds of each fraction")
+    parser.add_argument("--set", nargs="*", default=[], help="extra overrides for every run")
+    parser.add_argument("--poll", type=float, default=10.0, help="seconds between checks")
+    args = parser.parse_args()
+    if args.new_bilm is not None and not (args.new_bilm / "weights.hdf5").is_file():
+        parser.error(f"--new-bilm {args.new_bilm}: no weights.hdf5 there")
+    options = variants(args.new_bilm)
+    names = args.variants or list(options)
+    unknown = sorted(set(names) - set(options))
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}; have {sorted(options)} (with --new-bilm)")
+    runs = plan(names, tuple(args.fractions), args.seeds)
+    if args.command == "status":
+        for run in runs:
+            print(f"{state(run, args.runs_dir):8} {run.name}")
+        return 0
+    if args.command == "collect":
+        collect(runs, args.runs_dir, args.out)
+        return 0
+    status = train(runs, args.runs_dir, options, args)
+    collect(runs, args.runs_dir, args.out)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The learning-curve runner (experiments/study/learning_curve.py): its plan, and a tiny end-to-end
+run that trains, writes learning_curve.json/.md/.png, and skips finished runs when rerun."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_study import ENV, write_tiny_corpus
+
+from ner.common.paths import PROJECT_ROOT
+from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
+
+RUNNER = PROJECT_ROOT / "experiments" / "study" / "learning_curve.py"
+spec = importlib.util.spec_from_file_location("learning_curve", RUNNER)
+learning_curve = importlib.util.module_from_spec(spec)
+sys.modules["learning_curve"] = learning_curve  # its dataclass looks its module up there
+spec.loader.exec_module(learning_curve)
+
+
+def test_the_plan_has_five_seeds_up_to_ten_percent_and_three_above() -> None:
+    names = list(learning_curve.variants(PRETRAINED_DIR / SHIPPED_MODEL))
+    assert names == ["glove", "elmo_glove_old", "elmo_glove_new"]
+    seeds: dict[tuple[float, str], set[int]] = {}
+    for run in learning_curve.plan(names):
+        seeds.setdefault((run.fraction, run.variant), set()).add(run.seed)
+    assert {fraction for fraction, _ in seeds} == {0.02, 0.05, 0.1, 0.25, 0.5, 1.0}
+    for (fraction, _), chosen in seeds.items():
+        assert len(chosen) >= (5 if fraction <= 0.1 else 3)
+    assert "elmo_glove_new" not in learning_curve.variants(None)
+
+
+@pytest.mark.slow
+def test_a_tiny_learning_curve_is_trained_collected_and_not_trained_again(tmp_path: Path) -> None:
+    corpus = write_tiny_corpus(tmp_path / "tiny")
+    command = [
+        sys.executable, str(RUNNER), "run",
+        "--new-bilm", str(PRETRAINED_DIR / SHIPPED_MODEL),
+        "--variants", "glove", "elmo_glove_new", "--fractions", "0.5", "1", "--seeds", "1",
+        "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--poll", "0.5",
+        "--set", f"data.name={corpus}", "embeddings.glove.source=null", "embeddings.glove.dim=8",
+        "embeddings.char.filters=8", "model.hidden_size=8", "model.num_layers=1",
+        "trainer.max_epochs=1",
+    ]  # fmt: skip
+
+    def run() -> str:
+        done = subprocess.run(
+            command, cwd=PROJECT_ROOT, env=ENV, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        return done.stdout
+
+    assert "4 run(s) to do of 4" in run()
+    content = json.loads((tmp_path / "out" / "learning_curve.json").read_text())
+    assert sorted((r["fraction"], r["variant"]) for r in content["runs"]) == [
+        (0.5, "elmo_glove_new"), (0.5, "glove"), (1.0, "elmo_glove_new"), (1.0, "glove"),
+    ]  # fmt: skip
+    for record in content["runs"]:
+        assert {"fraction", "variant", "seed", "test_f1", "dev_f1", "epochs"} <= set(record)
+        assert record["epochs"] == 1
+    half = next(r for r in content["runs"] if r["fraction"] == 0.5)
+    assert half["train_sentences"] == 4  # half of the 8 training sentences
+    assert [(t["fraction"], t["variant_a"], t["variant_b"]) for t in content["tests"]] == [
+        (0.5, "elmo_glove_new", "glove"),
+        (1.0, "elmo_glove_new", "glove"),
+    ]
+    assert all(0 < t["p_value"] <= 1 for t in content["tests"])
+    assert (tmp_path / "out" / "learning_curve.png").stat().st_size > 0
+    assert "| 50% |" in (tmp_path / "out" / "learning_curve.md").read_text()
+    again = run()
+    assert "0 run(s) to do of 4" in again and "start " not in again
