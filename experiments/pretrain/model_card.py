@@ -16,13 +16,8 @@ from ner.bilm.weights import count_parameters
 from ner.common.checkpoints import load_checkpoint
 from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
 
-COMMAND = (
-    "export NER_NLTK_DATA_URL=../shared/mirror/nltk_data "
-    "NER_REUTERS_URL=../shared/mirror/reuters21578/reuters21578.tar.gz\n"
-    ".venv/bin/ner-pretrain pretrain.output_dir={run} pretrain.threads=1\n"
-    ".venv/bin/ner-pretrain pretrain.output_dir={run} pretrain.threads=1 "
-    "pretrain.max_steps=1700 pretrain.state_reset_probability=0.1"
-)
+# How the next shipped biLM is trained (rerunning it resumes from the run's checkpoint).
+COMMAND = "PYTHON=.venv/bin/python RUN=<run folder> bash experiments/pretrain/train_clean.sh"
 
 
 def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict]) -> str:
@@ -77,10 +72,12 @@ like CoNLL-2003 (`ner.data.tokenize`); tokenized corpora were read as tokens.
 {rows}
 
 `reuters`: Reuters-21578 article bodies (UCI KDD archive); `brown`, `abc`, `treebank` (raw WSJ
-sample), `state_union`, `webtext`, `movie_reviews`, `inaugural`, `conll2000`: nltk_data corpora;
-`conll2003_train`: the tokens of the CoNLL-2003 training split only — never its validation or test
-split, so NER results on those stay clean. Reuters-21578 is free for research use; check the terms of
-each corpus before commercial use of this model.
+sample), `state_union`, `webtext`, `movie_reviews`, `inaugural`: nltk_data corpora;
+`conll2000_train`, `conll2003_train`: the tokens of those corpora's training splits only. No
+sentence of this text equals a dev or test sentence of CoNLL-2003, CoNLL-2000 or CoNLL-2002 (those
+are left out when a source is prepared), so tagger results on those splits are scored on text this
+biLM never saw. Reuters-21578 is free for research use; check the terms of each corpus before
+commercial use of this model.
 
 ## Training
 
@@ -90,18 +87,19 @@ each corpus before commercial use of this model.
 | tokens seen | {metrics["tokens_seen"]:,} positions per direction ({metrics["epochs"]:.2f} epochs) |
 | loss | sampled softmax, {settings["n_negative_samples"]} log-uniform negatives per batch; final training loss {log[-1]["loss"]:.2f} |
 | optimizer | {settings["optimizer"]["name"]} lr {settings["optimizer"]["lr"]}, {settings["warmup_steps"]} warm-up steps, {settings["lr_schedule"]} schedule, grad-norm clip {settings["clip_norm"]}, dropout {settings["dropout"]}, seed {settings["seed"]} |
-| stages | steps 1–1500: LSTM state carried through every stream (bilm-tf); steps 1501–{metrics["steps"]}: lr decaying linearly from 2.5e-4 to 0, and each stream restarts from a zero state with probability {settings["state_reset_probability"]} per batch, so the model also works from the zero state inference starts from (after stage 1, held-out perplexity from a zero state was 1386 / 2165, from the mean carried state 228 / 239) |
-| time | {hours:.2f} h of training on 1 CPU thread (a 2-core machine shared with other jobs; {min(rates):.0f}–{max(rates):.0f} positions/s) |
+| state | carried through every stream (bilm-tf), except that each stream restarts from a zero state with probability {settings["state_reset_probability"]} per batch, so the model also works from the zero state inference starts from |
+| time | {hours:.2f} h of training on {settings["threads"]} CPU thread(s) (a 2-core machine shared with other jobs; {min(rates):.0f}–{max(rates):.0f} positions/s) |
+| curve | held-out perplexity every {settings["eval_every"]} steps: `experiments/results/bilm_perplexity.csv` (and `.png`) |
 
-Exact command (from the repository root; `experiments/pretrain/train_shipped.sh` runs it):
+Exact command (from the repository root of a `git worktree` of the commit that trained it):
 
 ```bash
-{COMMAND.format(run=run)}
+{COMMAND}
 ```
 
 Training on CPU with one thread is deterministic: the same command repeats the same losses (and
 rerunning it once finished re-evaluates the perplexities above from the run's `checkpoint.pt`).
-Then `.venv/bin/python experiments/pretrain/model_card.py {run}` writes this folder.
+Then `.venv/bin/python experiments/pretrain/model_card.py <run folder>` writes this folder.
 """
 
 
