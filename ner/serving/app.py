@@ -92,9 +92,7 @@ def model_info(tagger: Tagger, model_dir: Path, limits: Limits) -> InfoOut:
     dev, test = run_scores(model_dir)
     tags = list(tagger.model.tags)
     return InfoOut(
-        model=model_dir.resolve().name
-        if model_dir.name != "model"
-        else model_dir.resolve().parent.name,
+        model=model_name(model_dir),
         labels=sorted({split_tag(tag)[1] for tag in tags if tag != "O"}),
         tags=tags,
         tag_scheme=tagger.tag_scheme,
