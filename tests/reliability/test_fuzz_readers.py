@@ -91,7 +91,7 @@ def model_dir() -> Path:
     return saved_model()
 
 
-@PROFILE
+@settings(PROFILE, max_examples=min(PROFILE.max_examples, 300))  # each one runs the tagger
 @given(content=corpus_bytes, input_format=st.sampled_from(["text", "tokens", "conll"]))
 @example(content=b"John lives in Paris .\n\x00\x01\n\xff\xfe\n", input_format="text")
 def test_prediction_input_gives_one_json_record_per_line(model_dir, content, input_format, capsys):
