@@ -74,7 +74,10 @@ class SoftmaxOutput(nn.Module):
         true_logit = (hidden * weight[:count]).sum(-1) + bias[:count] - log_expected[:count]  # (N,)
         sampled = torch.addmm(bias[count:] - log_expected[count:], hidden, weight[count:].T)
         rows, columns = accidental_hits(targets, negatives)
-        sampled = sampled.index_put((rows, columns), sampled.new_tensor(float("-inf")))  # (N, S)
+        with torch.no_grad():  # in place, unrecorded: no copy of the (N, S) logits either way
+            # The matmul's backward does not read its output, and logsumexp's backward,
+            # exp(logit − result), is 0 at a −inf logit: exactly the gradient of the masked loss.
+            sampled[rows, columns] = float("-inf")  # (N, S)
         # −log softmax([true, sampled])[0], without materialising the (N, 1 + S) logits.
         return torch.logaddexp(true_logit, torch.logsumexp(sampled, dim=1)) - true_logit
 

@@ -50,3 +50,25 @@ def test_accidental_hits_are_every_negative_equal_to_the_target() -> None:
         assert sorted(zip(rows.tolist(), columns.tolist(), strict=True)) == sorted(
             map(tuple, expected)
         )
+
+
+def test_sampled_loss_gradients_equal_those_of_explicitly_masked_logits() -> None:
+    torch.manual_seed(0)
+    output = SoftmaxOutput(50, 8)
+    hidden = torch.randn(40, 8, requires_grad=True)
+    targets, negatives = torch.randint(0, 50, (40,)), torch.randint(0, 50, (30,))
+    assert (targets[:, None] == negatives[None, :]).sum() > 10  # many accidental hits
+    output.sampled_loss(hidden, targets, negatives).sum().backward()
+    fast = [hidden.grad.clone(), output.weight.grad.clone(), output.bias.grad.clone()]
+    hidden.grad = output.weight.grad = output.bias.grad = None
+    rows = torch.cat([targets, negatives])
+    weight, bias = output.weight[rows], output.bias[rows]
+    log_expected = output.sampler.log_probability(rows) + math.log(len(negatives))
+    true = (hidden * weight[:40]).sum(-1) + bias[:40] - log_expected[:40]
+    sampled = hidden @ weight[40:].T + (bias[40:] - log_expected[40:])
+    sampled = sampled.masked_fill(targets[:, None] == negatives[None, :], float("-inf"))
+    (-F.log_softmax(torch.cat([true[:, None], sampled], 1), 1)[:, 0]).sum().backward()
+    for got, expected in zip(
+        fast, [hidden.grad, output.weight.grad, output.bias.grad], strict=True
+    ):
+        assert torch.allclose(got, expected, atol=1e-5)
