@@ -94,11 +94,18 @@ def test_an_infinite_gradient_stops_training_before_the_update(tmp_path):
     assert not (tmp_path / "checkpoints" / "last.pt").exists()
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_saves_mid_epoch_and_the_resumed_run_is_identical(tmp_path, signal_number):
-    reference, examples, evaluate = make_trainer(tmp_path / "reference")
-    reference.fit(examples, collate, evaluate)
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted run."""
+    trainer, examples, evaluate = make_trainer(tmp_path_factory.mktemp("reference"))
+    trainer.fit(examples, collate, evaluate)
+    return trainer
 
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_saves_mid_epoch_and_the_resumed_run_is_identical(
+    tmp_path, signal_number, reference
+):
     interrupted, examples, evaluate = make_trainer(tmp_path / "run")
     handler = signal.getsignal(signal_number)
     stop = OnCall(5, lambda: os.kill(os.getpid(), signal_number))
