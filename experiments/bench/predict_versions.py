@@ -2,7 +2,8 @@
 thread, model load time, peak memory, and whether the outputs are the same.
 
     mkdir /tmp/ner-old && git archive <commit> ner | tar -x -C /tmp/ner-old   # the older code
-    .venv/bin/python experiments/bench/predict_versions.py --old /tmp/ner-old --new . \\
+    # /tmp/ner-new: the newer code the same way (or the working tree: --new .)
+    .venv/bin/python experiments/bench/predict_versions.py --old /tmp/ner-old --new /tmp/ner-new \\
         --bilm ner/pretrained/elmo-small-news --rounds 3 \\
         --out experiments/results/bench/predict_versions.json
 
@@ -45,7 +46,8 @@ torch.set_num_threads(1)
 data = json.loads(open(data_file, encoding="utf-8").read())
 encoder = Encoder.build(data["vocabulary"], data["tags"], max_chars=data["max_chars"])
 torch.manual_seed(0)
-model = TaggerModel(**data["model"], tags=data["tags"], num_words=len(encoder.words), num_chars=len(encoder.chars))
+sizes = {"num_words": len(encoder.words), "num_chars": len(encoder.chars)}
+model = TaggerModel(**data["model"], tags=data["tags"], **sizes)
 bilm = BiLMFiles(data["bilm"]["options"], data["bilm"]["weights"], "warm")
 Tagger(model, encoder, bilm).save(model_dir)
 del model, encoder
