@@ -1,0 +1,66 @@
+"""Memory of one training epoch (GloVe-free words ⊕ char-CNN, 1 thread) on the first N CoNLL-2003
+training sentences: resident memory before the epoch, after it, and the peak.
+
+    .venv/bin/python experiments/bench/epoch_memory.py 2000
+    MALLOC_MMAP_THRESHOLD_=1048576 .venv/bin/python experiments/bench/epoch_memory.py 2000
+
+The second form fixes glibc's threshold above which freed memory goes straight back to the
+system; by default glibc raises that threshold (up to 32 MB) as large blocks are freed, so the
+tensors of later steps come from a heap that keeps growing.
+"""
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from ner.tagger.dataset import Encoder, entity_types, tag_list
+from ner.tagger.model import TaggerModel
+from ner.training.loggers import NullLogger
+from ner.training.loop import Trainer
+from ner.training.setup import encode_split, load_splits
+
+
+def memory() -> str:
+    """Current and peak resident memory of this process."""
+    with open("/proc/self/status") as status:
+        fields = dict(line.split(":", 1) for line in status)
+    current, peak = (int(fields[key].split()[0]) / 1024 for key in ("VmRSS", "VmHWM"))
+    return f"RSS {current:.0f} MB, peak {peak:.0f} MB"
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    corpus = load_splits({"name": "conll2003", "max_sentences": int(sys.argv[1])})
+    train = corpus.splits["train"]
+    tags = tag_list(entity_types(train.tags), "bioes")
+    encoder = Encoder.build(train.tokens, tags)
+    encoded = encode_split(train, encoder, corpus.scheme, "bioes", None)
+    torch.manual_seed(1)
+    model = TaggerModel(tags=tags, num_words=len(encoder.words), num_chars=len(encoder.chars))
+    trainer = Trainer(
+        model,
+        torch.optim.Adam(model.parameters(), lr=1e-3),
+        None,
+        run_dir=Path(tempfile.mkdtemp()),
+        max_epochs=1,
+        patience=None,
+        grad_norm=5.0,
+        mix_l2=0.0,
+        batch_size=64,
+        seed=1,
+        run_logger=NullLogger(),
+        extra_state={},
+        device=torch.device("cpu"),
+        progress=False,
+    )
+    print("before the epoch:", memory(), flush=True)
+    started = time.perf_counter()
+    trainer._train_epoch(encoded.examples, encoded.make_batch)
+    print(f"after the epoch: {memory()}, {time.perf_counter() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
