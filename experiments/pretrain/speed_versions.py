@@ -8,10 +8,11 @@ The corpus (ner/conf/pretrain.yaml's sources) is encoded once, by the new code, 
 temporary .npz; each measurement is a fresh process that imports `ner` from one of the two trees,
 builds the default biLM shape and the default batch (64 streams × 20 steps, 2048 negatives,
 dropout 0.1, Adam), and times `--steps` training steps after 2 warm-up steps. The versions
-alternate (old, new, old, new, ...) so that both see the same load on a shared machine. Between
-measurements a 2048² `torch.mm` on the same threads gives the machine's matmul peak at that time;
-the FLOPs of one step (matmuls and convolutions, forward and backward, counted by
-`torch.utils.flop_counter`) over the step time give the share of that peak each version reaches.
+alternate (old, new, new, old, old, new, ...) so that both see the same load on a shared
+machine. Between measurements a 2048² `torch.mm` on the same threads gives the machine's matmul
+peak at that time; the FLOPs of one step (matmuls and convolutions, forward and backward, counted
+by `torch.utils.flop_counter`) over the step time give the share of that peak each version
+reaches.
 """
 
 from __future__ import annotations
@@ -160,8 +161,11 @@ def main() -> None:
             setups[f"new_batch{batch}"] = (args.new, batch)
         measured: dict[str, list[dict]] = {name: [] for name in setups}
         peaks = []
-        for _ in range(args.rounds):
-            for name, (root, batch) in setups.items():
+        for round_number in range(args.rounds):
+            order = list(setups.items())
+            # Every other round in reverse, so that a load that changes during the run does not
+            # always favour the version measured second.
+            for name, (root, batch) in order[:: -1 if round_number % 2 else 1]:
                 peaks.append(float(run(PEAK, None, str(args.threads))))
                 line = run(
                     CHILD,
