@@ -14,6 +14,7 @@ import torch
 from omegaconf import OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
+from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types
 from ner.tagger.model import TaggerModel
@@ -44,6 +45,24 @@ def evaluate_run(
     model.load_state_dict(saved["model"])
     model.to(device)
     encoder = Encoder.from_json(saved["encoder"])
+    if saved["model_config"].get("pretrained_words"):
+        # The words of the frozen GloVe rows, rebuilt as training built them (the rows themselves
+        # are in the weights), so that new words are looked up as in the training run.
+        glove = config["embeddings"]["glove"]
+        encoder.pretrained = load_pretrained_words(
+            glove["source"],
+            encoder.words,
+            dim=glove["dim"],
+            seed=config["seed"],
+            member=glove.get("member"),
+            sha256=glove.get("sha256"),
+        ).extension
+        if len(encoder.pretrained) != saved["model_config"]["pretrained_words"]:
+            raise ValueError(
+                f"{glove['source']} no longer matches the run: it gives "
+                f"{len(encoder.pretrained)} words beyond the training vocabulary, the model has "
+                f"{saved['model_config']['pretrained_words']}"
+            )
     data_config = dict(config["data"], max_sentences=max_sentences)
     if corpus is not None:
         data_config.update(name=corpus, options={})

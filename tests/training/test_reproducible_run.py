@@ -1,5 +1,6 @@
 """Same config, seed and thread count → the same run: two tiny trainings with 2 CPU threads write
-identical results.json (history, scores; timings aside) and identical predictions."""
+identical results.json (history, scores; timings aside) and identical predictions, and
+re-evaluating one from its checkpoint reproduces its test predictions."""
 
 import json
 import os
@@ -12,6 +13,7 @@ import pytest
 from cli.test_train import glove_file, write_corpus
 
 from ner.common.paths import PROJECT_ROOT
+from ner.training.reevaluate import evaluate_run
 
 
 def outcome(value: Any) -> Any:
@@ -25,9 +27,13 @@ def outcome(value: Any) -> Any:
 
 
 @pytest.mark.slow
-def test_two_identical_runs_write_identical_results(tmp_path: Path) -> None:
+def test_two_identical_runs_write_identical_results(tmp_path: Path, monkeypatch) -> None:
     corpus = write_corpus(tmp_path / "tiny")
+    with open(corpus / "test.txt", "a") as test:  # a word outside train, with a GloVe vector
+        test.write("Mary B-PER\nvisited O\nZanzibar B-LOC\n. O\n\n")
     glove = glove_file(tmp_path / "glove.txt")
+    with open(glove, "a") as vectors:
+        vectors.write("zanzibar " + " ".join(["0.5"] * 50) + "\n")
     env = {**os.environ, "NER_DATA_DIR": str(tmp_path / "data"), "WANDB_SILENT": "true"}
     runs = []
     for name in ("first", "second"):
@@ -61,3 +67,10 @@ def test_two_identical_runs_write_identical_results(tmp_path: Path) -> None:
     assert losses[-1] < losses[0]  # it did train
     for predictions in ("predictions_dev.txt", "predictions_test.txt"):
         assert (runs[0] / predictions).read_text() == (runs[1] / predictions).read_text()
+    # ner-evaluate rebuilds the run from its checkpoint, GloVe words beyond train included.
+    monkeypatch.setenv("NER_DATA_DIR", env["NER_DATA_DIR"])
+    rescored = evaluate_run(runs[0], split="test")
+    assert (runs[0] / "eval_tiny_test.txt").read_text() == (
+        runs[0] / "predictions_test.txt"
+    ).read_text()
+    assert rescored["f1"] == first["test"]["f1"]
