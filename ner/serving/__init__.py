@@ -1,1 +1,2 @@
-"""A trained tagger in use: the model/ archive format and the `Tagger` that loads it."""
+"""A trained tagger in use: the model/ archive format, the `Tagger` that loads it, and the
+`ner-serve` web application (API, micro-batching, the entity page, static HTML output)."""
