@@ -43,6 +43,7 @@ class Browser:
             stderr=subprocess.DEVNULL,
         )
         self._id = 0
+        self.socket: websocket.WebSocket | None = None
         port_file = self.profile / "DevToolsActivePort"  # Chromium writes its port here
         deadline = time.monotonic() + timeout
         while not port_file.exists() or not port_file.read_text().strip():
@@ -50,12 +51,16 @@ class Browser:
                 self.close()
                 raise RuntimeError("Chromium did not open its DevTools port")
             time.sleep(0.2)
-        port = int(port_file.read_text().split()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as answer:
-            page = next(t for t in json.loads(answer.read()) if t["type"] == "page")
-        self.socket = websocket.create_connection(
-            page["webSocketDebuggerUrl"], timeout=timeout, suppress_origin=True
-        )
+        try:
+            port = int(port_file.read_text().split()[0])
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as answer:
+                page = next(t for t in json.loads(answer.read()) if t["type"] == "page")
+            self.socket = websocket.create_connection(
+                page["webSocketDebuggerUrl"], timeout=timeout, suppress_origin=True
+            )
+        except BaseException:  # no browser left behind when the connection fails
+            self.close()
+            raise
 
     def send(self, method: str, **params: Any) -> dict:
         """Run one DevTools command and return its result (events in between are skipped)."""
@@ -120,7 +125,7 @@ class Browser:
         return path
 
     def close(self) -> None:
-        if getattr(self, "socket", None) is not None:
+        if self.socket is not None:
             self.socket.close()
         self.process.terminate()
         try:
