@@ -2,6 +2,7 @@
 its Python example runs as written."""
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,28 @@ def test_the_experiments_index_names_every_script():
     missing = [script for script in scripts if f"`{script}" not in index]
     assert not missing, f"experiments/README.md does not index {missing}"
     assert not list(folder.glob("*.py")) + list(folder.glob("*.sh")), "scripts belong in a folder"
+
+
+# What no tracked file may say: a path of the machine it was written on, a spec users do not
+# have, or the project's own issue tracker (patterns split so this file does not match itself).
+FORBIDDEN = re.compile(r"/(?:work|root|home)/|ELMO" r"_SPEC|\bissue [0-9]|\bthe\s+issue\b")
+
+
+def test_no_tracked_file_names_a_machine_path_a_private_spec_or_an_issue():
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=False
+    )
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    found = []
+    for name in listed.stdout.decode().split("\0"):
+        path = PROJECT_ROOT / name
+        if not name or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if b"\0" in data:  # binary
+            continue
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            if FORBIDDEN.search(line):
+                found.append(f"{name}:{number}: {line.strip()[:80]}")
+    assert not found, "\n".join(found)
