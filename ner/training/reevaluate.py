@@ -24,6 +24,31 @@ from ner.training.setup import encode_split, load_splits
 logger = logging.getLogger(__name__)
 
 
+def run_encoder(saved: dict[str, Any], config: dict[str, Any]) -> Encoder:
+    """The encoder of a training run from its checkpoint and resolved config. The words of the
+    run's frozen GloVe rows (the rows themselves are in the weights) are rebuilt as training
+    built them, so that words outside train are looked up as in the training run."""
+    encoder = Encoder.from_json(saved["encoder"])
+    expected = saved["model_config"].get("pretrained_words")
+    if expected:
+        glove = config["embeddings"]["glove"]
+        encoder.pretrained = load_pretrained_words(
+            glove["source"],
+            encoder.words,
+            dim=glove["dim"],
+            seed=config["seed"],
+            member=glove.get("member"),
+            sha256=glove.get("sha256"),
+        ).extension
+        if len(encoder.pretrained) != expected:
+            raise ValueError(
+                f"{glove['source']} no longer matches the run: it gives "
+                f"{len(encoder.pretrained)} words beyond the training vocabulary, the model has "
+                f"{expected}"
+            )
+    return encoder
+
+
 def evaluate_run(
     run_dir: Path,
     *,
@@ -44,25 +69,7 @@ def evaluate_run(
     model = TaggerModel(**saved["model_config"])
     model.load_state_dict(saved["model"])
     model.to(device)
-    encoder = Encoder.from_json(saved["encoder"])
-    if saved["model_config"].get("pretrained_words"):
-        # The words of the frozen GloVe rows, rebuilt as training built them (the rows themselves
-        # are in the weights), so that new words are looked up as in the training run.
-        glove = config["embeddings"]["glove"]
-        encoder.pretrained = load_pretrained_words(
-            glove["source"],
-            encoder.words,
-            dim=glove["dim"],
-            seed=config["seed"],
-            member=glove.get("member"),
-            sha256=glove.get("sha256"),
-        ).extension
-        if len(encoder.pretrained) != saved["model_config"]["pretrained_words"]:
-            raise ValueError(
-                f"{glove['source']} no longer matches the run: it gives "
-                f"{len(encoder.pretrained)} words beyond the training vocabulary, the model has "
-                f"{saved['model_config']['pretrained_words']}"
-            )
+    encoder = run_encoder(saved, config)
     data_config = dict(config["data"], max_sentences=max_sentences)
     if corpus is not None:
         data_config.update(name=corpus, options={})
