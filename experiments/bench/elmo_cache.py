@@ -29,7 +29,6 @@ from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.evaluation import evaluate_split
-from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
 from ner.training.setup import encode_split, load_splits
 
@@ -62,17 +61,11 @@ def run(variant: str, cache: bool, work: Path, elmo_config: dict, corpus, epochs
     trainer = Trainer(
         model,
         torch.optim.Adam(model.parameters(), lr=1e-3),
-        None,
         run_dir=work / variant,
         max_epochs=epochs,
-        patience=None,
         grad_norm=5.0,
         mix_l2=0.1,
         batch_size=64,
-        seed=1,
-        run_logger=NullLogger(),
-        extra_state={},
-        device=torch.device("cpu"),
         progress=False,
     )
     state = trainer.fit(

@@ -15,20 +15,12 @@ import time
 from pathlib import Path
 
 import torch
+from memory_steps import memory  # the same /proc/self/status reading
 
 from ner.tagger.dataset import Encoder, entity_types, tag_list
 from ner.tagger.model import TaggerModel
-from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
 from ner.training.setup import encode_split, load_splits
-
-
-def memory() -> str:
-    """Current and peak resident memory of this process."""
-    with open("/proc/self/status") as status:
-        fields = dict(line.split(":", 1) for line in status)
-    current, peak = (int(fields[key].split()[0]) / 1024 for key in ("VmRSS", "VmHWM"))
-    return f"RSS {current:.0f} MB, peak {peak:.0f} MB"
 
 
 def main() -> None:
@@ -43,17 +35,10 @@ def main() -> None:
     trainer = Trainer(
         model,
         torch.optim.Adam(model.parameters(), lr=1e-3),
-        None,
         run_dir=Path(tempfile.mkdtemp()),
         max_epochs=1,
-        patience=None,
         grad_norm=5.0,
-        mix_l2=0.0,
         batch_size=64,
-        seed=1,
-        run_logger=NullLogger(),
-        extra_state={},
-        device=torch.device("cpu"),
         progress=False,
     )
     print("before the epoch:", memory(), flush=True)

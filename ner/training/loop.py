@@ -31,6 +31,8 @@ from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
 
+CPU = torch.device("cpu")
+
 
 @dataclass
 class LoopState:
@@ -68,19 +70,19 @@ class Trainer:
         self,
         model: TaggerModel,
         optimizer: torch.optim.Optimizer,
-        scheduler: Any | None,
+        scheduler: Any | None = None,
         *,
         run_dir: Path,
         max_epochs: int,
-        patience: int | None,
-        grad_norm: float | None,
-        mix_l2: float,
         batch_size: int,
-        seed: int,
+        patience: int | None = None,
+        grad_norm: float | None = None,
+        mix_l2: float = 0.0,
+        seed: int = 1,
         unknown_words: SingletonReplacement | None = None,
-        run_logger: NullLogger,
-        extra_state: dict[str, Any],
-        device: torch.device,
+        run_logger: NullLogger | None = None,
+        extra_state: dict[str, Any] | None = None,
+        device: torch.device = CPU,
         progress: bool = True,
     ) -> None:
         self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
@@ -88,7 +90,8 @@ class Trainer:
         self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
         self.mix_l2, self.batch_size, self.seed = mix_l2, batch_size, seed
         self.unknown_words = unknown_words
-        self.run_logger, self.extra_state = run_logger, extra_state
+        self.run_logger = run_logger if run_logger is not None else NullLogger()
+        self.extra_state = extra_state if extra_state is not None else {}
         self.device, self.progress = device, progress
         self.state = LoopState()
         self.stop = StopRequest()

@@ -13,7 +13,6 @@ from ner.tagger.dataset import Encoder, Split, collate, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.evaluation import evaluate_split
 from ner.training.interrupt import TrainingInterrupted
-from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer, TrainingDiverged
 
 TOKENS = [["John", "lives", "in", "Paris"], ["Mary", "left"], ["Rome", "is", "big"]] * 4
@@ -45,17 +44,9 @@ def make_trainer(run_dir, epochs: int = 3):
     trainer = Trainer(
         model,
         torch.optim.Adam(model.parameters(), lr=0.05),
-        None,
         run_dir=run_dir,
         max_epochs=epochs,
-        patience=None,
-        grad_norm=None,
-        mix_l2=0.0,
         batch_size=4,
-        seed=1,
-        run_logger=NullLogger(),
-        extra_state={},
-        device=torch.device("cpu"),
         progress=False,
     )
     return trainer, examples, evaluate

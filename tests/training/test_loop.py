@@ -7,7 +7,6 @@ from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.tagger.dataset import Encoder, Split, collate, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.evaluation import evaluate_split
-from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
 
 TOKENS = [["John", "lives", "in", "Paris"], ["Mary", "left"], ["Rome", "is", "big"]] * 4
@@ -45,12 +44,8 @@ def make_trainer(tmp_path, lr: float, patience: int | None, scheduler=None, epoc
         max_epochs=epochs,
         patience=patience,
         grad_norm=5.0,
-        mix_l2=0.0,
         batch_size=4,
-        seed=1,
-        run_logger=NullLogger(),
         extra_state={"model_config": model.config},
-        device=torch.device("cpu"),
         progress=False,
     )
     return trainer, examples, evaluate
@@ -125,17 +120,10 @@ def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
     trainer = Trainer(
         model,
         torch.optim.SGD(model.parameters(), lr=0.0),
-        None,
         run_dir=tmp_path,
         max_epochs=1,
-        patience=None,
-        grad_norm=None,
         mix_l2=10.0,
         batch_size=4,
-        seed=1,
-        run_logger=NullLogger(),
-        extra_state={},
-        device=torch.device("cpu"),
         progress=False,
     )
     state = trainer.fit(examples, make_batch, lambda m: {"f1": 0.0, "precision": 0, "recall": 0})

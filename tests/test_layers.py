@@ -1,0 +1,77 @@
+"""The package's imports run one way: entry points → training/serving → tagger/features/pretrain →
+bilm/data/embeddings → common. A module may import its own package or any lower layer, never a
+higher one, so the folder names draw the architecture."""
+
+import ast
+from pathlib import Path
+
+import ner
+
+PACKAGE = Path(ner.__file__).parent
+
+# Higher numbers may import lower ones. Entry points (`ner/cli/`, `python -m` modules, the
+# config package that registers the schemas, the lazy `ner.Tagger` export) sit on top.
+LAYERS = {
+    "common": 0,
+    "bilm": 1,
+    "data": 1,
+    "metrics": 1,
+    "reporting": 1,
+    "embeddings": 2,
+    "tagger": 3,
+    "features": 3,
+    "pretrain": 3,
+    "serving": 4,
+    "training": 5,
+    "cli": 6,
+    "conf": 6,
+}
+ENTRY_POINT = 6
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level `ner` subpackages a module imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        found |= {n.split(".")[1] for n in names if n.startswith("ner.")}
+    return found
+
+
+def layer_of(path: Path) -> tuple[str, int]:
+    """(subpackage, layer) of a module of the package."""
+    parts = path.relative_to(PACKAGE).parts
+    name = parts[0].removesuffix(".py")
+    if path.name == "__main__.py" or name == "__init__":
+        return name, ENTRY_POINT
+    return name, LAYERS[name]
+
+
+def test_every_subpackage_has_a_layer():
+    packages = {
+        p.name.removesuffix(".py")
+        for p in PACKAGE.iterdir()
+        if p.suffix == ".py" or (p / "__init__.py").exists()
+    }
+    assert packages - {"__init__"} <= set(LAYERS), packages - set(LAYERS)
+
+
+def test_no_module_imports_a_higher_layer():
+    upward = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        own, rank = layer_of(path)
+        for target in imported_packages(path) - {own}:
+            if LAYERS[target] >= rank and rank != ENTRY_POINT:
+                upward.append(f"{path.relative_to(PACKAGE.parent)} imports ner.{target}")
+    assert not upward, "\n".join(upward)
+
+
+def test_the_library_never_imports_the_entry_points():
+    for path in PACKAGE.rglob("*.py"):
+        _, rank = layer_of(path)
+        if rank != ENTRY_POINT:
+            assert "cli" not in imported_packages(path), path
