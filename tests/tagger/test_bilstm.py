@@ -4,7 +4,8 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ner.tagger.bilstm import BiLSTM
+from ner.tagger import bilstm
+from ner.tagger.bilstm import BiLSTM, length_groups
 
 
 @pytest.mark.parametrize("num_layers", [1, 2])
@@ -39,3 +40,45 @@ def test_dropout_between_layers_only_in_training():
     assert torch.equal(lstm(inputs, mask), lstm(inputs, mask))
     lstm.train()
     assert not torch.equal(lstm(inputs, mask), lstm(inputs, mask))
+
+
+def brute_force_cost(lengths, call_cost):
+    """Least Σ (call_cost + rows × longest) over every split of the length-sorted rows."""
+    ordered = sorted(lengths, reverse=True)
+    best = {0: 0.0}
+    for end in range(1, len(ordered) + 1):
+        best[end] = min(
+            best[first] + call_cost + (end - first) * ordered[first] for first in range(end)
+        )
+    return best[len(ordered)]
+
+
+@pytest.mark.parametrize("call_cost", [0.0, 5.0, 40.0, 1e9])
+def test_length_groups_cover_every_row_once_at_least_cost(call_cost):
+    lengths = [40, 3, 25, 1, 12, 30, 2, 7, 9, 18, 5, 1, 33, 4, 2, 6]
+    groups = length_groups(lengths, call_cost)
+    assert sorted(row for group in groups for row in group) == list(range(len(lengths)))
+    for group in groups:  # longest first within a group, groups in decreasing length
+        assert [lengths[r] for r in group] == sorted((lengths[r] for r in group), reverse=True)
+    cost = sum(call_cost + len(g) * lengths[g[0]] for g in groups)
+    assert cost == pytest.approx(brute_force_cost(lengths, call_cost))
+    if call_cost == 1e9:  # a call dearer than any padding: one group
+        assert len(groups) == 1
+    if call_cost == 0.0:  # no call cost: one group per distinct length, no padding at all
+        assert len(groups) == len(set(lengths))
+
+
+def test_prediction_in_length_groups_equals_one_padded_batch(monkeypatch):
+    monkeypatch.setattr(bilstm, "CALL_COST_FLOPS", 2e3)  # cheap calls: this tiny LSTM splits
+    torch.manual_seed(0)
+    lstm = BiLSTM(6, 5, 2).eval()
+    lengths = torch.tensor([40, 3, 25, 1, 12, 30, 2, 7, 9, 18, 5, 1, 33, 4, 2, 6])
+    mask = torch.arange(40).unsqueeze(0) < lengths.unsqueeze(1)
+    inputs = torch.randn(len(lengths), 40, 6)
+    calls_cost = 2 * 2 * bilstm.CALL_COST_FLOPS / lstm._flops_per_position()
+    assert len(length_groups(lengths.tolist(), calls_cost)) > 1
+    with torch.no_grad():
+        grouped = lstm(inputs, mask)
+        whole = lstm._encode(inputs, mask)
+    torch.testing.assert_close(grouped, whole, rtol=0, atol=1e-6)
+    assert not grouped[~mask].any()
