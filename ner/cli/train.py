@@ -13,6 +13,7 @@ import hydra
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from ner.common.memory import pin_mmap_threshold
 from ner.features.cache import NonFiniteFeaturesError
 from ner.training.config import ConfigError, validate
 from ner.training.interrupt import TrainingInterrupted
@@ -65,6 +66,7 @@ def resume_in_place(arguments: list[str]) -> list[str]:
 def main() -> None:
     """``ner-train [overrides]``."""
     sys.argv[1:] = resume_in_place(sys.argv[1:])
+    pin_mmap_threshold()  # large freed tensors go back to the system instead of heap holes
     run()
 
 

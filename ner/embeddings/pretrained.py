@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.glove import VectorTable, load_glove_table
 
@@ -24,12 +25,12 @@ _CHUNK_ROWS = 65536  # rows copied at a time from a memory-mapped table (bounds 
 class PretrainedWords:
     """initial: (V, dim) float32 init of the trained rows (table vectors where found, else
     N(0, σ_table); row 0, padding, zero); found: how many trained words the table has;
-    extension: the table's other words (ids after the trained ones); vectors: (E, dim) float16
-    their vectors."""
+    extension: the table's other words (ids after the trained ones), packed: they stay in memory
+    for the whole run; vectors: (E, dim) float16 their vectors."""
 
     initial: torch.Tensor
     found: int
-    extension: Vocabulary
+    extension: PackedWords
     vectors: torch.Tensor
 
 
@@ -61,7 +62,7 @@ def split_table(table: VectorTable, vocabulary: Vocabulary, seed: int) -> Pretra
     return PretrainedWords(
         initial,
         int(found.sum()),
-        Vocabulary(extension_words, specials=(), unknown=None),
+        PackedWords(extension_words),
         torch.from_numpy(vectors),
     )
 

@@ -21,6 +21,7 @@ import torch
 from tqdm import tqdm
 
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
+from ner.common.memory import release_free_memory
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, bucket_batches
 from ner.tagger.model import TaggerModel
@@ -224,8 +225,10 @@ class Trainer:
             started = time.perf_counter()
             learning_rate = self.optimizer.param_groups[0]["lr"]  # the rate this epoch uses
             loss, tokens = self._train_epoch(examples, make_batch)
+            release_free_memory()  # scoring dev starts from a heap without the epoch's holes
             trained = time.perf_counter()
             scores = evaluate_dev(self.model)
+            release_free_memory()
             evaluated = time.perf_counter()
             self.state.epoch += 1
             self.state.train_seconds += trained - started

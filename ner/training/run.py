@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
 from ner.common.files import write_json, write_text
+from ner.common.memory import release_free_memory
 from ner.common.paths import checkout_root
 from ner.common.threads import cpu_threads, pick_device
 from ner.embeddings.pretrained import load_pretrained_words
@@ -231,6 +232,7 @@ def fit_and_evaluate(
         if model.pretrained_words is not None:  # None: the table has no word beyond training
             model.pretrained_words.copy_(pretrained.vectors)
     del pretrained  # the frozen vectors live on in the model, their words in the encoder
+    release_free_memory()  # what reading the corpus and splitting the GloVe table left free
     unknown_words = None
     if glove and cfg.embeddings.unknown_replacement > 0:
         unknown_words = SingletonReplacement.from_sentences(
@@ -285,8 +287,7 @@ def fit_and_evaluate(
         encoded["train"].make_batch,
         lambda _: evaluate("validation"),
     )
-    best = load_checkpoint(run_dir / "checkpoints" / "best.pt")
-    model.load_state_dict(best["model"])
+    model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     evaluated_at = time.perf_counter()
     dev = evaluate("validation", run_dir / "predictions_dev.txt")
     test = evaluate("test", run_dir / "predictions_test.txt")

@@ -1,0 +1,67 @@
+"""How the process hands freed memory back to the system (glibc's malloc; elsewhere no-ops).
+
+glibc serves blocks below its mmap threshold from the heap and keeps them there once freed.
+It raises that threshold (up to 32 MB) each time a large block is freed, so a training run's
+tensors of a few MB soon all come from the heap, which then grows in holes between live blocks
+until it holds hundreds of MB that no tensor uses. Pinning the threshold at 8 MB keeps the few
+large blocks of a step (LSTM workspaces, activations of long batches) out of the heap without
+the cost of mapping every mid-sized tensor afresh; trimming returns what the heap has left free
+at the points where big temporaries have died (between the steps of a run, e.g. before scoring).
+"""
+
+import ctypes
+import os
+
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+HEAP_BLOCK_LIMIT = 8 * 2**20  # bytes; larger blocks are mapped on their own and unmapped on free
+
+
+def _glibc() -> ctypes.CDLL | None:
+    """The C library of this process when it is glibc (it has malloc_trim and mallopt)."""
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    # musl and macOS have neither
+    return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
+
+
+_LIBC = _glibc()
+
+
+def pin_mmap_threshold(limit: int = HEAP_BLOCK_LIMIT) -> bool:
+    """Serve blocks of `limit` bytes or more by their own mapping, so that they go back to the
+    system when freed. Leaves a threshold set in the environment (``MALLOC_MMAP_THRESHOLD_`` or
+    ``GLIBC_TUNABLES``) alone. Returns whether the threshold was set."""
+    if _LIBC is None or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    if "mmap_threshold" in os.environ.get("GLIBC_TUNABLES", ""):
+        return False
+    return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, limit))
+
+
+def release_free_memory() -> None:
+    """Return the heap's free pages to the system (glibc's ``malloc_trim(0)``)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+_M_TRIM_THRESHOLD = -1  # mallopt's parameter number (malloc.h)
+REUSE_LIMIT = 2**30  # bytes
+
+
+def keep_freed_memory(limit: int = REUSE_LIMIT) -> bool:
+    """Keep freed blocks below `limit` bytes, and the free top of the heap, for reuse: the opposite
+    trade-off to `pin_mmap_threshold`, for a loop that allocates the same large tensors every step.
+    A biLM training step (`ner-pretrain`) frees and reallocates tensors of 20-25 MB (sampled
+    logits, gate buffers, the softmax gradient); mapped afresh each time, every 4 KB page of them
+    faults on first touch. Leaves thresholds set in the environment alone. Returns whether set."""
+    if _LIBC is None or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    if "mmap_threshold" in os.environ.get("GLIBC_TUNABLES", ""):
+        return False
+    # mallopt answers 1 when it accepted the value
+    return (
+        _LIBC.mallopt(_M_MMAP_THRESHOLD, limit) == 1
+        and _LIBC.mallopt(_M_TRIM_THRESHOLD, limit) == 1
+    )

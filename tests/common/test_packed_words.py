@@ -1,0 +1,51 @@
+"""The packed word list that holds a tagger's extra GloVe words: lookups, JSON, and its size."""
+
+import random
+import tracemalloc
+
+import pytest
+
+from ner.common.packed_words import PackedWords
+from ner.common.vocabulary import Vocabulary
+
+WORDS = ["zebra", "é", "apple", "", "naïve", "日本", "app", "\udc80"]  # a lone surrogate too
+
+
+def test_ids_follow_the_given_order():
+    packed = PackedWords(WORDS)
+    assert len(packed) == len(WORDS)
+    assert [packed.id(word) for word in WORDS] == list(range(len(WORDS)))
+    assert all(word in packed for word in WORDS)
+    assert "ap" not in packed and "zebras" not in packed and "Apple" not in packed
+    with pytest.raises(KeyError, match="'appl' is not among the 8 words"):
+        packed.id("appl")
+
+
+def test_it_writes_the_json_of_the_vocabulary_it_stands_for():
+    packed = PackedWords(WORDS)
+    assert packed.items == WORDS
+    assert packed.to_json() == Vocabulary(WORDS, specials=(), unknown=None).to_json()
+    assert Vocabulary.from_json(packed.to_json()).items == WORDS
+
+
+def test_a_repeated_word_is_refused():
+    with pytest.raises(ValueError, match="'apple' repeats"):
+        PackedWords(["apple", "pear", "apple"])
+
+
+def test_many_words_take_little_more_than_their_utf8_bytes():
+    """400k GloVe words stay in memory for a whole training run: as strings in a list and a
+    dict they took about 125 bytes a word; packed, their bytes and 12 bytes of index each."""
+    generator = random.Random(1)
+    words = list(
+        {"".join(generator.choices("abcdefghijklmnopqrstuvwxyzé", k=8)) for _ in range(100_000)}
+    )
+    text_bytes = sum(len(word.encode()) for word in words)
+    tracemalloc.start()
+    try:
+        packed = PackedWords(words)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held <= text_bytes + 16 * len(words), held / len(words)
+    assert packed.id(words[-1]) == len(words) - 1
