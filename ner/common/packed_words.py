@@ -8,8 +8,9 @@ where a lookup is a binary search. It is written to JSON as the `Vocabulary` it 
 
 import bisect
 from array import array
+from collections import Counter
 from collections.abc import Iterable
-from itertools import pairwise
+from itertools import accumulate
 
 
 def _utf8(word: str) -> bytes:
@@ -21,16 +22,15 @@ class PackedWords:
 
     def __init__(self, words: Iterable[str]) -> None:
         encoded = [_utf8(word) for word in words]
+        if len(set(encoded)) < len(encoded):
+            repeated = next(word for word, count in Counter(encoded).items() if count > 1)
+            raise ValueError(f"{repeated.decode('utf-8', 'surrogatepass')!r} repeats")
         order = sorted(range(len(encoded)), key=encoded.__getitem__)
-        for previous, current in pairwise(order):
-            if encoded[previous] == encoded[current]:
-                raise ValueError(f"{encoded[current].decode('utf-8', 'surrogatepass')!r} repeats")
-        self._buffer = b"".join(encoded[i] for i in order)
+        ranked = [encoded[i] for i in order]
+        self._buffer = b"".join(ranked)
         # _starts[k]: where the k-th word in byte order starts (one more entry: the end);
         # _ids[k]: its id
-        self._starts = array("q", [0])
-        for i in order:
-            self._starts.append(self._starts[-1] + len(encoded[i]))
+        self._starts = array("q", accumulate(map(len, ranked), initial=0))
         self._ids = array("i", order)
 
     def __len__(self) -> int:

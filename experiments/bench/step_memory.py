@@ -1,0 +1,68 @@
+"""Memory of the training step on the longest batch of a CoNLL-2003 epoch (words ⊕ char-CNN, the
+full training split in epoch 1's batch order for seed 1, 1 thread): how far one step on it raises
+the peak of a fresh copy of the process (forked after a warm-up step), and the operators that
+allocate the most during it (`torch.profiler`, memory allocated by each operator and its callees).
+
+    .venv/bin/python experiments/bench/step_memory.py
+"""
+
+import os
+
+import numpy as np
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from ner.tagger.dataset import Encoder, bucket_batches, entity_types, tag_list
+from ner.tagger.model import TaggerModel
+from ner.training.setup import encode_split, load_splits
+
+
+def resident_mb() -> tuple[float, float]:
+    """Current and peak resident memory of this process, MB."""
+    with open("/proc/self/status") as status:
+        fields = dict(line.split(":", 1) for line in status)
+    return tuple(int(fields[key].split()[0]) / 1024 for key in ("VmRSS", "VmHWM"))
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    corpus = load_splits({"name": "conll2003", "max_sentences": None})
+    train = corpus.splits["train"]
+    tags = tag_list(entity_types(train.tags), "bioes")
+    encoder = Encoder.build(train.tokens, tags)
+    encoded = encode_split(train, encoder, corpus.scheme, "bioes", None)
+    torch.manual_seed(1)
+    model = TaggerModel(tags=tags, num_words=len(encoder.words), num_chars=len(encoder.chars))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    examples = encoded.examples
+    batches = bucket_batches([len(e.words) for e in examples], 64, np.random.default_rng([1, 0]))
+    model.train()
+
+    def step(indices: list[int]) -> None:
+        loss = model(encoded.make_batch([examples[i] for i in indices]))["loss"]
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
+
+    step(batches[0])  # the optimizer's state exists from here on
+    longest = max(batches, key=lambda indices: max(len(examples[i].words) for i in indices))
+    length = max(len(examples[i].words) for i in longest)
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:
+        before = resident_mb()[0]
+        step(longest)
+        os.write(writer, f"{resident_mb()[1] - before:.0f}".encode())
+        os._exit(0)
+    os.waitpid(child, 0)
+    rise = os.read(reader, 64).decode()
+    print(f"longest batch: {len(longest)} sentences of up to {length} tokens")
+    print(f"one step on it raises the peak by {rise} MB (a forked copy of this process)")
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as profiler:
+        step(longest)
+    print(profiler.key_averages().table(sort_by="cpu_memory_usage", row_limit=12))
+
+
+if __name__ == "__main__":
+    main()
