@@ -12,9 +12,11 @@ CoNLL-2003 vocabulary, char-CNN 16/128/3, the ELMo scalar mix over the given biL
 weights from seed 0, so both versions build exactly the same model; speed does not depend on the
 weight values. Each measurement is a fresh process that imports `ner` from one tree, saves the
 model with that tree's code, then times `Tagger.load`, `predict_tokens` over the CoNLL-2003 test
-sentences (pre-tokenized) and `predict` over the same sentences as raw text, and reports its peak
-resident memory. The versions alternate (old, new, old, new, ...) so both see the same load on a
-shared machine; the ratio of the two per round is the figure to read. The predictions of the two
+sentences (pre-tokenized), `predict` over the same sentences as raw text, and `predict` on the
+raw texts in calls of `--micro-batch` texts in corpus order (what `ner-serve` tags per model call
+under 16 one-text clients: short, unsorted batches), and reports its peak resident memory. The
+versions alternate (old, new, old, new, ...) so both see the same load on a shared machine; the
+ratio of the two per round is the figure to read. The predictions of the two
 versions are compared tag by tag, and their entity confidences to the largest difference.
 """
 
@@ -63,6 +65,12 @@ tokens_wall, tokens_cpu = time.perf_counter() - started, time.process_time() - c
 started, cpu = time.perf_counter(), time.process_time()
 tagger.predict([" ".join(s) for s in test])
 text_wall, text_cpu = time.perf_counter() - started, time.process_time() - cpu
+group = int(sys.argv[4])
+tagger._token_vectors.clear()  # the biLM's char-CNN cache starts empty again
+started, cpu = time.perf_counter(), time.process_time()
+for first in range(0, len(test), group):  # calls of `group` texts in corpus order, as ner-serve
+    tagger.predict([" ".join(s) for s in test[first : first + group]])
+group_wall, group_cpu = time.perf_counter() - started, time.process_time() - cpu
 with open(predictions_file, "w", encoding="utf-8") as out:
     json.dump([[r.tags, [[e.token_start, e.token_end, e.type, e.confidence]
                          for e in r.entities]] for r in results], out)
@@ -72,6 +80,8 @@ print(json.dumps({
     "pretokenized_sentences_per_cpu_second": round(len(test) / tokens_cpu, 1),
     "raw_text_sentences_per_second": round(len(test) / text_wall, 1),
     "raw_text_sentences_per_cpu_second": round(len(test) / text_cpu, 1),
+    "micro_batches_sentences_per_second": round(len(test) / group_wall, 1),
+    "micro_batches_sentences_per_cpu_second": round(len(test) / group_cpu, 1),
     "peak_rss_mb_after_load": round(rss_loaded / 1024),
     "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
 }))
@@ -110,12 +120,20 @@ def benchmark_data(bilm: Path, sentences: int | None) -> dict:
     }
 
 
-def measure(tree: Path, data_file: Path, workdir: Path, name: str) -> dict:
+def measure(tree: Path, data_file: Path, workdir: Path, name: str, group: int) -> dict:
     """One fresh process importing `ner` from `tree`."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
     predictions = workdir / f"{name}.predictions.json"
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(data_file), str(workdir / name), str(predictions)],
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            str(data_file),
+            str(workdir / name),
+            str(predictions),
+            str(group),
+        ],
         capture_output=True,
         text=True,
         cwd=tree,
@@ -149,6 +167,12 @@ def main() -> None:
     parser.add_argument("--bilm", type=Path, default=REPO / "ner/pretrained/elmo-small-news")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sentences", type=int, help="only the first N test sentences")
+    parser.add_argument(
+        "--micro-batch",
+        type=int,
+        default=9,
+        help="texts per call in the micro-batch timing (ner-serve's mean under 16 clients)",
+    )
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args()
     trees = {"old": args.old.resolve(), "new": args.new.resolve()}
@@ -160,7 +184,7 @@ def main() -> None:
         runs: dict[str, list[dict]] = {"old": [], "new": []}
         for round_ in range(args.rounds):
             for side, tree in trees.items():
-                run = measure(tree, data_file, workdir, f"{side}{round_}")
+                run = measure(tree, data_file, workdir, f"{side}{round_}", args.micro_batch)
                 runs[side].append(run)
                 print(json.dumps({"round": round_ + 1, "version": side, **run}), flush=True)
         outputs = compare(workdir / "old0.predictions.json", workdir / "new0.predictions.json")
@@ -169,7 +193,7 @@ def main() -> None:
     speedups = {key: round(statistics.median(n[key] / o[key] for o, n in pairs), 2) for key in keys}
     results = {
         "command": "experiments/bench/predict_versions.py " + " ".join(sys.argv[1:]),
-        "bilm": str(args.bilm),
+        "bilm": os.path.relpath(args.bilm.resolve(), REPO),
         "sentences": len(data["test"]),
         "tokens": sum(len(s) for s in data["test"]),
         "threads": 1,
