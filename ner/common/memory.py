@@ -30,13 +30,18 @@ def _glibc() -> ctypes.CDLL | None:
 _LIBC = _glibc()
 
 
+def _threshold_set_in_environment() -> bool:
+    """Whether the environment sets glibc's mmap threshold (the user's choice wins)."""
+    return "MALLOC_MMAP_THRESHOLD_" in os.environ or "mmap_threshold" in os.environ.get(
+        "GLIBC_TUNABLES", ""
+    )
+
+
 def pin_mmap_threshold(limit: int = HEAP_BLOCK_LIMIT) -> bool:
     """Serve blocks of `limit` bytes or more by their own mapping, so that they go back to the
     system when freed. Leaves a threshold set in the environment (``MALLOC_MMAP_THRESHOLD_`` or
     ``GLIBC_TUNABLES``) alone. Returns whether the threshold was set."""
-    if _LIBC is None or "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return False
-    if "mmap_threshold" in os.environ.get("GLIBC_TUNABLES", ""):
+    if _LIBC is None or _threshold_set_in_environment():
         return False
     return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, limit))
 
@@ -57,9 +62,7 @@ def keep_freed_memory(limit: int = REUSE_LIMIT) -> bool:
     A biLM training step (`ner-pretrain`) frees and reallocates tensors of 20-25 MB (sampled
     logits, gate buffers, the softmax gradient); mapped afresh each time, every 4 KB page of them
     faults on first touch. Leaves thresholds set in the environment alone. Returns whether set."""
-    if _LIBC is None or "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return False
-    if "mmap_threshold" in os.environ.get("GLIBC_TUNABLES", ""):
+    if _LIBC is None or _threshold_set_in_environment():
         return False
     # mallopt answers 1 when it accepted the value
     return (
