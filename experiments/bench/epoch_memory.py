@@ -14,27 +14,18 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
+from conll_tagger import conll_tagger
 from memory_steps import memory  # the same /proc/self/status reading
 
-from ner.tagger.dataset import Encoder, entity_types, tag_list
-from ner.tagger.model import TaggerModel
 from ner.training.loop import Trainer
-from ner.training.setup import encode_split, load_splits
 
 
 def main() -> None:
-    torch.set_num_threads(1)
-    corpus = load_splits({"name": "conll2003", "max_sentences": int(sys.argv[1])})
-    train = corpus.splits["train"]
-    tags = tag_list(entity_types(train.tags), "bioes")
-    encoder = Encoder.build(train.tokens, tags)
-    encoded = encode_split(train, encoder, corpus.scheme, "bioes", None)
-    torch.manual_seed(1)
-    model = TaggerModel(tags=tags, num_words=len(encoder.words), num_chars=len(encoder.chars))
+    setup = conll_tagger(int(sys.argv[1]))
+    model, encoded = setup.model, setup.encoded
     trainer = Trainer(
         model,
-        torch.optim.Adam(model.parameters(), lr=1e-3),
+        setup.optimizer,
         run_dir=Path(tempfile.mkdtemp()),
         max_epochs=1,
         grad_norm=5.0,

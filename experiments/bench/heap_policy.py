@@ -15,13 +15,9 @@ import ctypes
 import sys
 import time
 
-import numpy as np
 import torch
+from conll_tagger import conll_tagger
 from memory_steps import memory  # the same /proc/self/status reading
-
-from ner.tagger.dataset import Encoder, bucket_batches, entity_types, tag_list
-from ner.tagger.model import TaggerModel
-from ner.training.setup import encode_split, load_splits
 
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
 
@@ -57,18 +53,9 @@ def main() -> None:
         trim_every = int(policy[5:])
     elif policy != "default":
         raise SystemExit(f"unknown policy {policy!r}: default, mmap:MB or trim:K")
-    torch.set_num_threads(1)
-    corpus = load_splits({"name": "conll2003", "max_sentences": None})
-    train = corpus.splits["train"]
-    tags = tag_list(entity_types(train.tags), "bioes")
-    encoder = Encoder.build(train.tokens, tags)
-    encoded = encode_split(train, encoder, corpus.scheme, "bioes", None)
-    torch.manual_seed(1)
-    model = TaggerModel(tags=tags, num_words=len(encoder.words), num_chars=len(encoder.chars))
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    examples = encoded.examples
-    lengths = [len(e.words) for e in examples]
-    batches = bucket_batches(lengths, 64, np.random.default_rng([1, 0]))[:steps]
+    setup = conll_tagger()
+    model, optimizer, encoded = setup.model, setup.optimizer, setup.encoded
+    examples, batches = encoded.examples, setup.batches[:steps]
     model.train()
     print(f"{policy}: before the first step: {memory()}", flush=True)
     with open("/proc/self/status") as status:

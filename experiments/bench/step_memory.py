@@ -8,13 +8,9 @@ allocate the most during it (`torch.profiler`, memory allocated by each operator
 
 import os
 
-import numpy as np
 import torch
+from conll_tagger import conll_tagger
 from torch.profiler import ProfilerActivity, profile
-
-from ner.tagger.dataset import Encoder, bucket_batches, entity_types, tag_list
-from ner.tagger.model import TaggerModel
-from ner.training.setup import encode_split, load_splits
 
 
 def resident_mb() -> tuple[float, float]:
@@ -25,17 +21,9 @@ def resident_mb() -> tuple[float, float]:
 
 
 def main() -> None:
-    torch.set_num_threads(1)
-    corpus = load_splits({"name": "conll2003", "max_sentences": None})
-    train = corpus.splits["train"]
-    tags = tag_list(entity_types(train.tags), "bioes")
-    encoder = Encoder.build(train.tokens, tags)
-    encoded = encode_split(train, encoder, corpus.scheme, "bioes", None)
-    torch.manual_seed(1)
-    model = TaggerModel(tags=tags, num_words=len(encoder.words), num_chars=len(encoder.chars))
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    examples = encoded.examples
-    batches = bucket_batches([len(e.words) for e in examples], 64, np.random.default_rng([1, 0]))
+    setup = conll_tagger()
+    model, optimizer, encoded = setup.model, setup.optimizer, setup.encoded
+    examples, batches = encoded.examples, setup.batches
     model.train()
 
     def step(indices: list[int]) -> None:
