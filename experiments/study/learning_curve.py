@@ -1,6 +1,7 @@
 """Learning curves on CoNLL-2003: where does the biLM help, by training-set size?
 
     .venv/bin/python experiments/study/learning_curve.py run --new-bilm BILM_DIR [--jobs 2]
+        [--old-bilm OLD_DIR]   # once BILM_DIR has replaced the shipped biLM
     .venv/bin/python experiments/study/learning_curve.py status
     .venv/bin/python experiments/study/learning_curve.py collect   # JSON, table and plot only
 
@@ -62,19 +63,30 @@ class Run:
         return f"{self.fraction:g}/{self.variant}/seed{self.seed}"
 
 
-def variants(new_bilm: Path | None) -> dict[str, list[str]]:
-    """Variant name → its `ner.cli.train` overrides."""
+def bilm_overrides(name: str, folder: Path) -> list[str]:
+    """`ner.cli.train` overrides that run the biLM exported to `folder` (options.json +
+    weights.hdf5) under `name` (the feature cache is keyed by the weights' sha256)."""
+    return [
+        "elmo=small_news",
+        f"elmo.name={name}",
+        f"elmo.options_file={folder.resolve() / 'options.json'}",
+        f"elmo.weight_file={folder.resolve() / 'weights.hdf5'}",
+    ]
+
+
+def variants(new_bilm: Path | None, old_bilm: Path | None = None) -> dict[str, list[str]]:
+    """Variant name → its `ner.cli.train` overrides. `old_bilm`: the folder of the earlier biLM
+    (default: the one shipped in the package, `elmo=small_news`), needed once a newer biLM has
+    replaced it there."""
+    old = ["elmo=small_news"] if old_bilm is None else bilm_overrides("old", old_bilm)
     found = {
         "glove": ["experiment=conll2003_glove"],
-        "elmo_glove_old": ["experiment=conll2003_elmo_glove", "elmo=small_news"],
+        "elmo_glove_old": ["experiment=conll2003_elmo_glove", *old],
     }
     if new_bilm is not None:
         found["elmo_glove_new"] = [
             "experiment=conll2003_elmo_glove",
-            "elmo=small_news",
-            "elmo.name=new",
-            f"elmo.options_file={new_bilm.resolve() / 'options.json'}",
-            f"elmo.weight_file={new_bilm.resolve() / 'weights.hdf5'}",
+            *bilm_overrides("new", new_bilm),
         ]
     return found
 
@@ -282,6 +294,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("run", "status", "collect"))
     parser.add_argument("--new-bilm", type=Path, help="folder of the new biLM's options/weights")
+    parser.add_argument(
+        "--old-bilm", type=Path, help="folder of the old biLM (default: the shipped one)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON/MD/PNG go")
@@ -291,9 +306,10 @@ def main() -> int:
     parser.add_argument("--set", nargs="*", default=[], help="extra overrides for every run")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between checks")
     args = parser.parse_args()
-    if args.new_bilm is not None and not (args.new_bilm / "weights.hdf5").is_file():
-        parser.error(f"--new-bilm {args.new_bilm}: no weights.hdf5 there")
-    options = variants(args.new_bilm)
+    for flag, folder in (("--new-bilm", args.new_bilm), ("--old-bilm", args.old_bilm)):
+        if folder is not None and not (folder / "weights.hdf5").is_file():
+            parser.error(f"{flag} {folder}: no weights.hdf5 there")
+    options = variants(args.new_bilm, args.old_bilm)
     names = args.variants or list(options)
     unknown = sorted(set(names) - set(options))
     if unknown:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hydra import compose, initialize_config_module
 from test_study import ENV, write_tiny_corpus
 
 from ner.common.paths import PROJECT_ROOT
@@ -71,3 +72,17 @@ def test_a_tiny_learning_curve_is_trained_collected_and_not_trained_again(tmp_pa
     assert "| 50% |" in (tmp_path / "out" / "learning_curve.md").read_text()
     again = run()
     assert "0 run(s) to do of 4" in again and "start " not in again
+
+
+def test_an_old_bilm_folder_replaces_the_shipped_one_in_the_old_variant(tmp_path: Path) -> None:
+    shipped = PRETRAINED_DIR / SHIPPED_MODEL
+    found = learning_curve.variants(tmp_path / "new", old_bilm=tmp_path / "old")
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        old = compose("train", overrides=found["elmo_glove_old"])
+        default = compose("train", overrides=learning_curve.variants(None)["elmo_glove_old"])
+        new = compose("train", overrides=found["elmo_glove_new"])
+    assert old.elmo.weight_file == str(tmp_path / "old" / "weights.hdf5")
+    assert old.elmo.options_file == str(tmp_path / "old" / "options.json")
+    assert new.elmo.weight_file == str(tmp_path / "new" / "weights.hdf5")
+    assert Path(default.elmo.weight_file).resolve() == (shipped / "weights.hdf5").resolve()
+    assert old.elmo.name != new.elmo.name
