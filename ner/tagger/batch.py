@@ -32,3 +32,35 @@ class TaggerBatch:
     def num_tokens(self) -> int:
         """Real (unpadded) tokens in the batch."""
         return int(self.mask.sum())
+
+    def select(self, rows: torch.Tensor, length: int) -> "TaggerBatch":
+        """The sentences at `rows` (1-D indices), padded to `length` tokens."""
+        picked = {
+            f.name: value.index_select(0, rows)
+            for f in fields(self)
+            if (value := getattr(self, f.name)) is not None
+        }
+        # Time is dim 1 of every tensor except elmo (B, L, T, D).
+        trimmed = {
+            name: value[:, :, :length] if name == "elmo" else value[:, :length]
+            for name, value in picked.items()
+        }
+        return TaggerBatch(**trimmed)
+
+    def split(self, max_tokens: int) -> list["TaggerBatch"]:
+        """The batch as row chunks of at most `max_tokens` padded positions each (rows × the
+        chunk's longest sentence; a longer sentence gets a chunk of its own), or [self] when it
+        fits. Rows go longest first, so each chunk is cut to its first row's length and holds
+        as many rows as fit: training memory grows with the padded size of what one pass sees.
+        """
+        lengths = self.mask.sum(dim=1)  # (B,)
+        if lengths.numel() * int(lengths.max()) <= max_tokens:
+            return [self]
+        order = torch.argsort(lengths, descending=True, stable=True)
+        chunks, start = [], 0
+        while start < len(order):
+            longest = max(int(lengths[order[start]]), 1)
+            rows = max(max_tokens // longest, 1)
+            chunks.append(self.select(order[start : start + rows], longest))
+            start += rows
+        return chunks

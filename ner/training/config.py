@@ -159,6 +159,9 @@ class TrainerConfig:
     max_epochs: int = at_least(1, 75)
     patience: int | None = at_least(1, 25)  # epochs without a better dev F1 (null = never)
     grad_norm: float | None = at_least(0.0, 5.0)
+    # Padded positions (rows × longest sentence) above which a training batch runs in row
+    # chunks before its one optimizer step, to bound memory (null = one pass per batch).
+    max_batch_tokens: int | None = at_least(1, 4096)
     eval_batch_size: int = at_least(1, 256)
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     num_threads: str = "auto"  # torch CPU threads: a number, or auto

@@ -64,7 +64,9 @@ class Trainer:
     make_batch: examples → `TaggerBatch` (adds ELMo layers); evaluate_dev: model → dev scores
     with an ``f1`` key; extra_state: plain values stored with each checkpoint (model config,
     vocabularies) so that a checkpoint alone rebuilds the model; unknown_words: replaces
-    singleton words by the unknown id in training batches (None: no replacement).
+    singleton words by the unknown id in training batches (None: no replacement);
+    max_batch_tokens: a batch with more padded positions (rows × longest sentence) runs forward
+    and backward in row chunks below it before its one optimizer step (None: always one pass).
     """
 
     def __init__(
@@ -78,6 +80,7 @@ class Trainer:
         batch_size: int,
         patience: int | None = None,
         grad_norm: float | None = None,
+        max_batch_tokens: int | None = None,
         mix_l2: float = 0.0,
         seed: int = 1,
         unknown_words: SingletonReplacement | None = None,
@@ -90,6 +93,7 @@ class Trainer:
         self.checkpoints = Path(run_dir) / "checkpoints"
         self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
         self.mix_l2, self.batch_size, self.seed = mix_l2, batch_size, seed
+        self.max_batch_tokens = max_batch_tokens
         self.unknown_words = unknown_words
         self.run_logger = run_logger if run_logger is not None else NullLogger()
         self.extra_state = extra_state if extra_state is not None else {}
@@ -161,22 +165,15 @@ class Trainer:
                 # Drawn per batch, so an epoch resumed mid-way replaces the same words.
                 draws = np.random.default_rng([self.seed, self.state.epoch, number])
                 batch.words = self.unknown_words(batch.words, draws)
-            loss = self.model(batch)["loss"]
-            objective = loss
-            if self.mix_l2 and self.model.elmo_mix is not None:
-                penalty = self.model.elmo_mix.scalar_parameters.pow(2).sum()
-                objective = loss + self.mix_l2 * penalty
-            if not torch.isfinite(objective):
-                raise self._diverged("loss", number)
             self.optimizer.zero_grad(set_to_none=True)
-            objective.backward()
+            loss = self._accumulate_gradients(batch, number)
             norm = torch.nn.utils.clip_grad_norm_(
                 self.model.parameters(), self.grad_norm or float("inf")
             )
             if not torch.isfinite(norm):
                 raise self._diverged("gradient", number)
             self.optimizer.step()
-            total_loss += float(loss.detach())
+            total_loss += loss
             total_tokens += batch.num_tokens
             bar.update(1)
             bar.set_postfix(loss=f"{total_loss / total_tokens:.3f}/tok")
@@ -193,6 +190,24 @@ class Trainer:
         bar.close()
         self.state.epoch_batches, self.state.epoch_loss, self.state.epoch_tokens = 0, 0.0, 0
         return total_loss, total_tokens
+
+    def _accumulate_gradients(self, batch: TaggerBatch, batch_number: int) -> float:
+        """Backward of the batch's summed CRF loss plus the mix penalty, chunk by chunk when the
+        batch exceeds `max_batch_tokens` (the loss is a sum over sentences, so the chunks'
+        gradients add up to the whole batch's); returns the CRF loss."""
+        chunks = batch.split(self.max_batch_tokens) if self.max_batch_tokens else [batch]
+        total = 0.0
+        for position, chunk in enumerate(chunks):
+            loss = self.model(chunk)["loss"]
+            objective = loss
+            if position == 0 and self.mix_l2 and self.model.elmo_mix is not None:
+                penalty = self.model.elmo_mix.scalar_parameters.pow(2).sum()
+                objective = loss + self.mix_l2 * penalty  # once per batch
+            if not torch.isfinite(objective):
+                raise self._diverged("loss", batch_number)
+            objective.backward()
+            total += float(loss.detach())
+        return total
 
     def fit(
         self,

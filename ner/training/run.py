@@ -252,6 +252,7 @@ def fit_and_evaluate(
         max_epochs=cfg.trainer.max_epochs,
         patience=cfg.trainer.patience,
         grad_norm=cfg.trainer.grad_norm,
+        max_batch_tokens=cfg.trainer.max_batch_tokens,
         mix_l2=cfg.elmo.mix.l2 if elmo else 0.0,
         unknown_words=unknown_words,
         batch_size=cfg.data.batch_size,

@@ -85,6 +85,8 @@ def test_an_unknown_choice_lists_the_available_ones():
         ("model.tag_scheme=bilou", "model.tag_scheme=bilou: expected one of iob1, iob2, bioes"),
         ("logger.mode=loud", "logger.mode=loud: expected one of online, offline, disabled"),
         ("trainer.num_threads=many", "trainer.num_threads=many: expected a positive number"),
+        ("trainer.max_batch_tokens=0", "trainer.max_batch_tokens=0: expected a number ≥ 1"),
+        ("trainer.max_batch_tokens=null", None),
         ("elmo.mix.layers=[0,1]", None),
     ],
 )

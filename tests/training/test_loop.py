@@ -131,3 +131,73 @@ def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
         crf_loss = sum(float(model(make_batch([e]))["loss"]) for e in examples)
     logged = state.history[0]["train/loss_per_token"] * sum(len(e.words) for e in examples)
     assert logged == pytest.approx(crf_loss, rel=1e-5)
+
+
+def one_step(tmp_path, max_batch_tokens: int | None) -> tuple[list[torch.Tensor], ...]:
+    """The parameters before and after one optimizer step on one batch of all sentences (words,
+    chars and ELMo layers with a mix penalty), with dropout 0 and no unknown-word replacement,
+    so that only the chunking can change the step; and the logged loss per token."""
+    torch.manual_seed(0)
+    layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
+    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    model = TaggerModel(
+        tags=MODEL_TAGS,
+        tag_scheme="iob2",
+        num_words=len(encoder.words),
+        num_chars=len(encoder.chars),
+        word_dim=8,
+        elmo_dim=4,
+        hidden_size=8,
+        dropout=0.0,
+        lstm_dropout=0.0,
+    )
+    before = [p.detach().clone() for p in model.parameters()]
+    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    trainer = Trainer(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        run_dir=tmp_path,
+        max_epochs=1,
+        batch_size=len(examples),
+        grad_norm=1.0,  # clipping must see the whole batch's gradient, not a chunk's
+        max_batch_tokens=max_batch_tokens,
+        mix_l2=10.0,  # added once per batch, not once per chunk
+        progress=False,
+    )
+
+    def make_batch(batch):
+        length = max(len(e.words) for e in batch)
+        return collate(batch, elmo=lambda indices: layers[indices][:, :, :length])
+
+    state = trainer.fit(examples, make_batch, lambda m: {"f1": 0.0, "precision": 0, "recall": 0})
+    after = [p.detach().clone() for p in model.parameters()]
+    return before, after, [state.history[0]["train/loss_per_token"]]
+
+
+def test_a_step_in_row_chunks_gives_the_whole_batch_update(tmp_path):
+    start, whole, whole_loss = one_step(tmp_path / "whole", None)
+    _, chunked, chunked_loss = one_step(tmp_path / "chunked", 10)  # 48 padded positions → 5 chunks
+    assert not all(torch.equal(a, b) for a, b in zip(start, whole, strict=True))
+    for expected, actual in zip(whole, chunked, strict=True):
+        torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-6)
+    assert chunked_loss == pytest.approx(whole_loss, rel=1e-6)
+
+
+def test_row_chunks_respect_the_limit_and_keep_every_sentence():
+    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    batch = collate(examples)  # 12 sentences of 4, 2 and 3 tokens, padded to 4
+    whole = batch.split(48)
+    assert len(whole) == 1 and whole[0] is batch
+    chunks = batch.split(9)
+    # Longest first: 2 × 4 twice, 3 × 3, then the last 3-token sentence with two of 2 tokens
+    # (3 × 3), then the last two (2 × 2).
+    assert [tuple(c.mask.shape) for c in chunks] == [(2, 4), (2, 4), (3, 3), (3, 3), (2, 2)]
+    assert all(c.mask.numel() <= 9 and bool(c.mask[:, -1].any()) for c in chunks)
+    assert sum(c.num_tokens for c in chunks) == batch.num_tokens
+    assert sorted(
+        tuple(c.words[r][c.mask[r]].tolist()) for c in chunks for r in range(len(c.mask))
+    ) == sorted(tuple(batch.words[r][batch.mask[r]].tolist()) for r in range(len(batch.mask)))
+    # Sentences over the limit get a chunk each, cut to their own length.
+    one_each = [(1, 4)] * 4 + [(1, 3)] * 4 + [(1, 2)] * 4
+    assert [tuple(c.mask.shape) for c in batch.split(1)] == one_each
