@@ -74,7 +74,8 @@ def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
             [run.results.get("train_tokens_per_second") for run in runs]
         ),
         "mix": _mix(runs),
-        "dev_f1_per_epoch": [[h["dev/f1"] for h in run.results["history"]] for run in runs],
+        # None for the epochs without a dev score (trainer.eval_every > 1).
+        "dev_f1_per_epoch": [[h.get("dev/f1") for h in run.results["history"]] for run in runs],
         # Seeds whose dev F1 was still improving when max_epochs ended them.
         "still_improving_seeds": [
             run.seed

@@ -28,17 +28,21 @@ def _save(figure: plt.Figure, path: Path) -> Path:
 
 
 def dev_f1_per_epoch(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
-    """One line per variant: the mean dev F1 over the seeds still running at each epoch, with
-    each seed's curve drawn thin behind it."""
+    """One line per variant: the mean dev F1 over the seeds scored at each epoch, with each
+    seed's curve drawn thin behind it (epochs without a dev score, None, are left out)."""
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for summary, color in zip(summaries, _colors(len(summaries)), strict=True):
         curves = summary["dev_f1_per_epoch"]
+        scored: dict[int, list[float]] = {}  # epoch → the seeds' dev F1
         for curve in curves:
-            axes.plot(range(1, len(curve) + 1), curve, color=color, alpha=0.25, linewidth=0.8)
-        longest = max(map(len, curves))
-        mean = [np.mean([c[e] for c in curves if len(c) > e]) for e in range(longest)]
+            points = [(epoch, f1) for epoch, f1 in enumerate(curve, start=1) if f1 is not None]
+            for epoch, f1 in points:
+                scored.setdefault(epoch, []).append(f1)
+            axes.plot(*zip(*points, strict=True), color=color, alpha=0.25, linewidth=0.8)
+        epochs = sorted(scored)
+        mean = [np.mean(scored[epoch]) for epoch in epochs]
         label = f"{summary['variant']} (n={len(curves)})"
-        axes.plot(range(1, longest + 1), mean, color=color, linewidth=2, label=label)
+        axes.plot(epochs, mean, color=color, linewidth=2, label=label)
     axes.set(xlabel="epoch", ylabel="dev F1 (%)", title=f"{summaries[0]['corpus']}: dev F1")
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.grid(alpha=0.3)

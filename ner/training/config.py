@@ -158,6 +158,7 @@ class TrainerConfig:
 
     max_epochs: int = at_least(1, 75)
     patience: int | None = at_least(1, 25)  # epochs without a better dev F1 (null = never)
+    eval_every: int = at_least(1, 1)  # score dev after every N epochs (and after the last)
     grad_norm: float | None = at_least(0.0, 5.0)
     # Padded positions (rows × longest sentence) above which a training batch runs in row
     # chunks before its one optimizer step, to bound memory (null = one pass per batch).

@@ -1,8 +1,10 @@
 """The training loop: Adam + grad-norm clipping, early stopping on dev F1, checkpoints, resume.
 
 Every epoch ends with ``last.pt`` (model, optimizer, scheduler, loop state and every RNG) and,
-when dev F1 improves, ``best.pt``. Batch order comes from a generator seeded with (seed, epoch),
-so a run resumed from ``last.pt`` continues exactly as the uninterrupted run would have.
+when dev F1 improves, ``best.pt``. Dev F1 is scored after every `eval_every`-th epoch and after
+the last one; patience counts epochs since the best one. Batch order comes from a generator
+seeded with (seed, epoch), so a run resumed from ``last.pt`` continues exactly as the
+uninterrupted run would have.
 
 Ctrl-C or SIGTERM saves ``last.pt`` after the current batch (with the position inside the
 epoch) and raises `TrainingInterrupted`. A NaN or inf loss or gradient stops training with
@@ -66,7 +68,9 @@ class Trainer:
     vocabularies) so that a checkpoint alone rebuilds the model; unknown_words: replaces
     singleton words by the unknown id in training batches (None: no replacement);
     max_batch_tokens: a batch with more padded positions (rows × longest sentence) runs forward
-    and backward in row chunks below it before its one optimizer step (None: always one pass).
+    and backward in row chunks below it before its one optimizer step (None: always one pass);
+    eval_every: score dev after every this many epochs (and after the last), so that tiny
+    training sets can run many short epochs without paying for a dev pass after each.
     """
 
     def __init__(
@@ -79,6 +83,7 @@ class Trainer:
         max_epochs: int,
         batch_size: int,
         patience: int | None = None,
+        eval_every: int = 1,
         grad_norm: float | None = None,
         max_batch_tokens: int | None = None,
         mix_l2: float = 0.0,
@@ -93,7 +98,7 @@ class Trainer:
         self.checkpoints = Path(run_dir) / "checkpoints"
         self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
         self.mix_l2, self.batch_size, self.seed = mix_l2, batch_size, seed
-        self.max_batch_tokens = max_batch_tokens
+        self.max_batch_tokens, self.eval_every = max_batch_tokens, eval_every
         self.unknown_words = unknown_words
         self.run_logger = run_logger if run_logger is not None else NullLogger()
         self.extra_state = extra_state if extra_state is not None else {}
@@ -242,32 +247,41 @@ class Trainer:
             loss, tokens = self._train_epoch(examples, make_batch)
             release_free_memory()  # scoring dev starts from a heap without the epoch's holes
             trained = time.perf_counter()
-            scores = evaluate_dev(self.model)
+            self.state.epoch += 1
+            scores = evaluate_dev(self.model) if self._dev_due() else None
             release_free_memory()
             evaluated = time.perf_counter()
-            self.state.epoch += 1
             self.state.train_seconds += trained - started
             self.state.dev_seconds += evaluated - trained
             self.state.train_tokens += tokens
-            improved = scores["f1"] > self.state.best_f1
+            improved = scores is not None and scores["f1"] > self.state.best_f1
             if improved:
                 self.state.best_f1, self.state.best_epoch = scores["f1"], self.state.epoch
-                self.state.epochs_without_improvement = 0
-            else:
-                self.state.epochs_without_improvement += 1
-            if self.scheduler is not None:
-                plateau = isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)
-                self.scheduler.step(scores["f1"]) if plateau else self.scheduler.step()
-            if self.patience is not None and self.state.epochs_without_improvement >= self.patience:
+            self.state.epochs_without_improvement = self.state.epoch - self.state.best_epoch
+            if isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+                if scores is not None:
+                    self.scheduler.step(scores["f1"])
+            elif self.scheduler is not None:
+                self.scheduler.step()
+            if (
+                scores is not None
+                and self.patience is not None
+                and self.state.epochs_without_improvement >= self.patience
+            ):
                 self.state.stopped_early = True
             metrics = {
                 "train/loss_per_token": loss / max(tokens, 1),
-                "dev/f1": scores["f1"],
-                "dev/precision": scores["precision"],
-                "dev/recall": scores["recall"],
                 "lr": learning_rate,
                 "train/tokens_per_second": tokens / max(trained - started, 1e-9),
             }
+            if scores is not None:
+                metrics.update(
+                    {
+                        "dev/f1": scores["f1"],
+                        "dev/precision": scores["precision"],
+                        "dev/recall": scores["recall"],
+                    }
+                )
             mix = self.model.mix_summary()
             for layer, weight in zip(mix.get("layers", []), mix.get("weights", []), strict=True):
                 metrics[f"elmo/weight_{layer}"] = weight
@@ -286,11 +300,11 @@ class Trainer:
                     f"after epoch {self.state.epoch}",
                 )
             logger.info(
-                "epoch %d/%d  loss/tok %.4f  dev F1 %.2f (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
+                "epoch %d/%d  loss/tok %.4f  dev F1 %s (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
                 self.state.epoch,
                 self.max_epochs,
                 metrics["train/loss_per_token"],
-                scores["f1"],
+                "–" if scores is None else f"{scores['f1']:.2f}",
                 self.state.best_f1,
                 self.state.best_epoch,
                 metrics["train/tokens_per_second"],
@@ -299,6 +313,10 @@ class Trainer:
             )
         epochs.close()
         return self.state
+
+    def _dev_due(self) -> bool:
+        """Score dev after this epoch (`state.epoch`, counted from 1)?"""
+        return self.state.epoch % self.eval_every == 0 or self.state.epoch >= self.max_epochs
 
     def _finished(self) -> bool:
         return self.state.epoch >= self.max_epochs or self.state.stopped_early

@@ -251,6 +251,7 @@ def fit_and_evaluate(
         run_dir=run_dir,
         max_epochs=cfg.trainer.max_epochs,
         patience=cfg.trainer.patience,
+        eval_every=cfg.trainer.eval_every,
         grad_norm=cfg.trainer.grad_norm,
         max_batch_tokens=cfg.trainer.max_batch_tokens,
         mix_l2=cfg.elmo.mix.l2 if elmo else 0.0,

@@ -33,6 +33,20 @@ def test_the_plan_has_five_seeds_up_to_ten_percent_and_three_above() -> None:
     assert "elmo_glove_new" not in learning_curve.variants(None)
 
 
+def test_smaller_subsets_get_more_epochs_and_sparser_dev_scoring() -> None:
+    budgets = [learning_curve.budget(f) for f in learning_curve.FRACTIONS]  # 2% … 100%
+    assert budgets[-1] == {"max_epochs": 20, "patience": 5, "eval_every": 1}  # the study's
+    assert budgets[0] == {"max_epochs": 200, "patience": 50, "eval_every": 5}
+    epochs = [b["max_epochs"] for b in budgets]
+    assert epochs == sorted(epochs, reverse=True)
+    run = learning_curve.Run(0.05, "glove", 1)
+    values = learning_curve.overrides(run, ["experiment=conll2003_glove"], [])
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        cfg = compose("train", overrides=values)
+    assert (cfg.trainer.max_epochs, cfg.trainer.patience, cfg.trainer.eval_every) == (121, 31, 2)
+    assert cfg.data.train_fraction == 0.05
+
+
 @pytest.mark.slow
 def test_a_tiny_learning_curve_is_trained_collected_and_not_trained_again(tmp_path: Path) -> None:
     corpus = write_tiny_corpus(tmp_path / "tiny")

@@ -171,6 +171,18 @@ def test_plots_are_written_and_linked(study, tmp_path):
     assert "![dev F1 per epoch](plots/dev_f1_conll2003.png)" in (out / "report.md").read_text()
 
 
+def test_epochs_without_a_dev_score_are_gaps_in_the_curves(tmp_path):
+    folder = write_run(tmp_path / "runs" / "sparse", 1, 94.0, 90.0, config())
+    results = json.loads((folder / "results.json").read_text())
+    del results["history"][0]["dev/f1"]  # trainer.eval_every=2 scores epochs 2 and 3 only
+    (folder / "results.json").write_text(json.dumps(results))
+    out = tmp_path / "report"
+    main([str(tmp_path / "runs"), "--out", str(out)])
+    summary = json.loads((out / "report.json").read_text())["groups"][0]
+    assert summary["dev_f1_per_epoch"] == [[None, 94.0, 93.0]]
+    assert (out / "plots" / "dev_f1_conll2003.png").stat().st_size > 5000
+
+
 def test_a_seed_run_twice_counts_once_with_a_warning(study, tmp_path, capsys):
     older = study / "glove" / "0" / "results.json"
     again = write_run(tmp_path / "again", 1, 90.0, 80.0, config())

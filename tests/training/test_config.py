@@ -87,6 +87,7 @@ def test_an_unknown_choice_lists_the_available_ones():
         ("trainer.num_threads=many", "trainer.num_threads=many: expected a positive number"),
         ("trainer.max_batch_tokens=0", "trainer.max_batch_tokens=0: expected a number ≥ 1"),
         ("trainer.max_batch_tokens=null", None),
+        ("trainer.eval_every=0", "trainer.eval_every=0: expected a number ≥ 1"),
         ("elmo.mix.layers=[0,1]", None),
     ],
 )

@@ -14,7 +14,14 @@ TAGS = [["B-PER", "O", "O", "B-LOC"], ["B-PER", "O"], ["B-LOC", "O", "O"]] * 4
 MODEL_TAGS = tag_list({"PER", "LOC"}, "iob2")
 
 
-def make_trainer(tmp_path, lr: float, patience: int | None, scheduler=None, epochs: int = 6):
+def make_trainer(
+    tmp_path,
+    lr: float,
+    patience: int | None,
+    scheduler=None,
+    epochs: int = 6,
+    eval_every: int = 1,
+):
     torch.manual_seed(0)
     encoder = Encoder.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
@@ -43,6 +50,7 @@ def make_trainer(tmp_path, lr: float, patience: int | None, scheduler=None, epoc
         run_dir=tmp_path,
         max_epochs=epochs,
         patience=patience,
+        eval_every=eval_every,
         grad_norm=5.0,
         batch_size=4,
         extra_state={"model_config": model.config},
@@ -58,6 +66,26 @@ def test_early_stopping_when_dev_f1_stalls(tmp_path):
     assert (state.epoch, state.best_epoch, state.stopped_early) == (3, 1, True)
     assert load_checkpoint(tmp_path / "checkpoints" / "best.pt")["loop"]["epoch"] == 1
     assert load_checkpoint(tmp_path / "checkpoints" / "last.pt")["loop"]["epoch"] == 3
+
+
+def test_eval_every_scores_dev_every_nth_and_the_last_epoch(tmp_path):
+    trainer, examples, evaluate = make_trainer(tmp_path, lr=0.05, patience=None, epochs=7)
+    trainer.eval_every = 3
+    scored = []
+    state = trainer.fit(examples, collate, lambda m: scored.append(1) or evaluate(m))
+    assert len(scored) == 3  # after epochs 3, 6 and the last, 7
+    assert [h["epoch"] for h in state.history if "dev/f1" in h] == [3, 6, 7]
+    assert state.best_epoch in (3, 6, 7) and state.epoch == 7
+
+
+def test_patience_counts_epochs_when_dev_is_scored_every_few(tmp_path):
+    trainer, examples, evaluate = make_trainer(
+        tmp_path, lr=0.0, patience=4, epochs=20, eval_every=2
+    )
+    state = trainer.fit(examples, collate, evaluate)
+    # lr 0: epoch 2 (the first scored) stays the best; at epoch 6 four epochs have passed.
+    assert (state.epoch, state.best_epoch, state.stopped_early) == (6, 2, True)
+    assert load_checkpoint(tmp_path / "checkpoints" / "best.pt")["loop"]["epoch"] == 2
 
 
 def test_lr_schedule_steps_each_epoch_and_the_loss_falls(tmp_path):
