@@ -4,17 +4,20 @@
         [--old-bilm OLD_DIR]   # once BILM_DIR has replaced the shipped biLM
     .venv/bin/python experiments/study/learning_curve.py status
     .venv/bin/python experiments/study/learning_curve.py collect   # JSON, table and plot only
+    # the same comparison on CoNLL-2000 chunking, whole training set:
+    .venv/bin/python experiments/study/learning_curve.py run --corpus conll2000 --fractions 1 ...
 
 `run` trains, for every training fraction (`data.train_fraction`: nested subsets picked by
 `data.subset_seed`, the same for every variant and seed; dev and test whole) × variant × seed,
 with the epoch budget of `budget`, one `ner.cli.train` run into
-``outputs/learning_curve/<fraction>/<variant>/seed<S>/``, `--jobs` at a time with one torch
+``outputs/learning_curve/<corpus>/<fraction>/<variant>/seed<S>/``, `--jobs` at a time with one torch
 thread each. A run with a ``results.json`` is skipped; a killed one resumes from its checkpoint.
 The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (⊕ the shipped biLM `elmo-small-
 news`) and ``elmo_glove_new`` (⊕ the biLM exported to `--new-bilm`: options.json + weights.hdf5;
 left out without it). Seeds: `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
-`collect` (also run after every finished run) writes ``experiments/results/learning_curve.json``:
+`collect` (also run after every finished run) writes ``experiments/results/learning_curve.json``
+(``learning_curve_<corpus>.json`` etc. for a corpus other than CoNLL-2003):
 ``runs`` ({fraction, variant, seed, test_f1, dev_f1, epochs}) and ``tests`` (for every fraction
 and two variants, the paired approximate-randomisation test over test sentences of the seeds both
 ran and the seed-level permutation test, from `ner.reporting.significance`; ``p_value`` is the
@@ -93,21 +96,28 @@ def bilm_overrides(name: str, folder: Path) -> list[str]:
     ]
 
 
-def variants(new_bilm: Path | None, old_bilm: Path | None = None) -> dict[str, list[str]]:
-    """Variant name → its `ner.cli.train` overrides. `old_bilm`: the folder of the earlier biLM
-    (default: the one shipped in the package, `elmo=small_news`), needed once a newer biLM has
-    replaced it there."""
+def variants(
+    new_bilm: Path | None, old_bilm: Path | None = None, corpus: str = "conll2003"
+) -> dict[str, list[str]]:
+    """Variant name → its `ner.cli.train` overrides (the experiments `<corpus>_glove` and
+    `<corpus>_elmo_glove`). `old_bilm`: the folder of the earlier biLM (default: the one shipped
+    in the package, `elmo=small_news`), needed once a newer biLM has replaced it there."""
     old = ["elmo=small_news"] if old_bilm is None else bilm_overrides("old", old_bilm)
     found = {
-        "glove": ["experiment=conll2003_glove"],
-        "elmo_glove_old": ["experiment=conll2003_elmo_glove", *old],
+        "glove": [f"experiment={corpus}_glove"],
+        "elmo_glove_old": [f"experiment={corpus}_elmo_glove", *old],
     }
     if new_bilm is not None:
         found["elmo_glove_new"] = [
-            "experiment=conll2003_elmo_glove",
+            f"experiment={corpus}_elmo_glove",
             *bilm_overrides("new", new_bilm),
         ]
     return found
+
+
+def result_stem(corpus: str) -> str:
+    """File name (without suffix) of a corpus's results: CoNLL-2003's is the plain one."""
+    return "learning_curve" if corpus == "conll2003" else f"learning_curve_{corpus}"
 
 
 def plan(
@@ -187,12 +197,12 @@ def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) 
                 log(f"FAILED {run.name} (exit {process.returncode}); see its seed log")
             else:
                 log(f"done {run.name}")
-                collect(runs, runs_dir, args.out)
+                collect(runs, runs_dir, args.out, result_stem(args.corpus))
     return 1 if failed else 0
 
 
-def collect(runs: list[Run], runs_dir: Path, out: Path) -> dict:
-    """learning_curve.json, .md and .png from the finished runs of the plan."""
+def collect(runs: list[Run], runs_dir: Path, out: Path, stem: str = "learning_curve") -> dict:
+    """<stem>.json, .md and .png from the finished runs of the plan."""
     from ner.reporting.runs import load_run
     from ner.reporting.significance import compare_variants
 
@@ -233,10 +243,10 @@ def collect(runs: list[Run], runs_dir: Path, out: Path) -> dict:
             )
     content = {"runs": records, "tests": tests}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "learning_curve.json").write_text(json.dumps(content, indent=1) + "\n")
-    (out / "learning_curve.md").write_text(table(records, tests))
+    (out / f"{stem}.json").write_text(json.dumps(content, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(table(records, tests))
     if records:
-        plot(records, out / "learning_curve.png")
+        plot(records, out / f"{stem}.png")
     return content
 
 
@@ -316,7 +326,10 @@ def main() -> int:
         "--old-bilm", type=Path, help="folder of the old biLM (default: the shipped one)"
     )
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
-    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR)
+    parser.add_argument(
+        "--corpus", default="conll2003", help="runs experiment=<corpus>_glove / _elmo_glove"
+    )
+    parser.add_argument("--runs-dir", type=Path, help="default: outputs/learning_curve/<corpus>")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON/MD/PNG go")
     parser.add_argument("--fractions", type=float, nargs="+", default=list(FRACTIONS))
     parser.add_argument("--variants", nargs="+", help="a subset of the variants")
@@ -327,7 +340,8 @@ def main() -> int:
     for flag, folder in (("--new-bilm", args.new_bilm), ("--old-bilm", args.old_bilm)):
         if folder is not None and not (folder / "weights.hdf5").is_file():
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
-    options = variants(args.new_bilm, args.old_bilm)
+    options = variants(args.new_bilm, args.old_bilm, args.corpus)
+    args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
     names = args.variants or list(options)
     unknown = sorted(set(names) - set(options))
     if unknown:
@@ -338,10 +352,10 @@ def main() -> int:
             print(f"{state(run, args.runs_dir):8} {run.name}")
         return 0
     if args.command == "collect":
-        collect(runs, args.runs_dir, args.out)
+        collect(runs, args.runs_dir, args.out, result_stem(args.corpus))
         return 0
     status = train(runs, args.runs_dir, options, args)
-    collect(runs, args.runs_dir, args.out)
+    collect(runs, args.runs_dir, args.out, result_stem(args.corpus))
     return status
 
 

@@ -100,3 +100,16 @@ def test_an_old_bilm_folder_replaces_the_shipped_one_in_the_old_variant(tmp_path
     assert new.elmo.weight_file == str(tmp_path / "new" / "weights.hdf5")
     assert Path(default.elmo.weight_file).resolve() == (shipped / "weights.hdf5").resolve()
     assert old.elmo.name != new.elmo.name
+
+
+def test_another_corpus_runs_its_own_experiments_into_its_own_files(tmp_path: Path) -> None:
+    found = learning_curve.variants(tmp_path / "new", corpus="conll2000")
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        glove = compose("train", overrides=found["glove"])
+        new = compose("train", overrides=found["elmo_glove_new"])
+    assert (glove.data.name, glove.variant, glove.elmo) == ("conll2000", "glove", None)
+    assert (new.data.name, new.elmo.weight_file) == (
+        "conll2000", str(tmp_path / "new" / "weights.hdf5"),
+    )  # fmt: skip
+    assert learning_curve.result_stem("conll2000") == "learning_curve_conll2000"
+    assert learning_curve.result_stem("conll2003") == "learning_curve"
