@@ -18,6 +18,14 @@ from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
 
 # How the next shipped biLM is trained (rerunning it resumes from the run's checkpoint).
 COMMAND = "PYTHON=.venv/bin/python RUN=<run folder> bash experiments/pretrain/train_clean.sh"
+# What the run's files do not record: its schedule changed once, at a resume.
+SCHEDULE_HISTORY = (
+    "The run started with a 40,000-step schedule and was shortened to the 16,000 steps above when "
+    "it resumed at step 3,000: the linear decay is recomputed from `max_steps` at every resume, so "
+    "the learning rate went from 0.00187 to 0.00168 there and then fell linearly to 0 at the last "
+    "step. Rerunning the command as it is now gives the 16,000-step schedule from the start, "
+    "hence not bit-identical weights."
+)
 
 
 def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict]) -> str:
@@ -96,6 +104,8 @@ Exact command (from the repository root of a `git worktree` of the commit that t
 ```bash
 {COMMAND}
 ```
+
+{SCHEDULE_HISTORY}
 
 Training on CPU with one thread is deterministic: the same command repeats the same losses (and
 rerunning it once finished re-evaluates the perplexities above from the run's `checkpoint.pt`).

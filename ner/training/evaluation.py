@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from ner.common.files import atomic_write
 from ner.data.tag_schemes import tags_to_spans
-from ner.metrics import evaluate_tags
+from ner.metrics import evaluate_tags, span_scores
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, Split, bucket_batches, convert_split
 from ner.tagger.model import TaggerModel
@@ -63,9 +63,11 @@ def evaluate_split(
     device: torch.device,
     predictions_file: Path | None = None,
     progress: bool = False,
+    strict: bool = True,
 ) -> dict[str, Any]:
     """Scores (default + strict, per type) in the corpus's own scheme, how many entities the
-    model predicted (``predicted_entities``; gold ones are ``support``), plus speed figures."""
+    model predicted (``predicted_entities``; gold ones are ``support``), plus speed figures.
+    strict=False leaves the strict-mode scores out (model selection needs only the default F1)."""
     started = time.perf_counter()
     predicted = predict_tags(
         model,
@@ -81,7 +83,11 @@ def evaluate_split(
     predicted = convert_split(
         predicted, model_scheme, corpus_scheme, f"predicted {split.name}", lenient=True
     )
-    scores = evaluate_tags(split.tags, predicted, corpus_scheme)
+    scores = (
+        evaluate_tags(split.tags, predicted, corpus_scheme)
+        if strict
+        else span_scores(split.tags, predicted)
+    )
     scores["predicted_entities"] = sum(
         len(tags_to_spans(tags, corpus_scheme, lenient=True)) for tags in predicted
     )

@@ -270,7 +270,9 @@ def fit_and_evaluate(
     if resuming:
         trainer.resume()
 
-    def evaluate(split_name: str, predictions: Path | None = None) -> dict[str, Any]:
+    def evaluate(
+        split_name: str, predictions: Path | None = None, strict: bool = True
+    ) -> dict[str, Any]:
         return evaluate_split(
             model,
             splits[split_name],
@@ -282,12 +284,13 @@ def fit_and_evaluate(
             device=device,
             predictions_file=predictions,
             progress=progress,
+            strict=strict,
         )
 
     state = trainer.fit(
         encoded["train"].examples,
         encoded["train"].make_batch,
-        lambda _: evaluate("validation"),
+        lambda _: evaluate("validation", strict=False),  # each epoch: the default F1 selects
     )
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     evaluated_at = time.perf_counter()

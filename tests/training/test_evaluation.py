@@ -48,3 +48,21 @@ def test_unconstrained_invalid_predictions_are_scored_leniently(tmp_path):
     lines = predictions.read_text().split("\n\n")[1].split("\n")
     assert lines == ["Mary I-PER I-PER", "left O I-PER"]
     assert 0.0 <= scores["f1"] <= 100.0 and scores["precision"] == 0.0
+
+
+def test_the_per_epoch_scores_leave_out_only_the_strict_ones():
+    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    examples = [encoder.encode(i, tokens, None) for i, tokens in enumerate(TOKENS)]
+    model = always_inside_per(constrain=False)
+    common = {
+        "corpus_scheme": "iob1",
+        "model_scheme": "bioes",
+        "batch_size": 8,
+        "device": torch.device("cpu"),
+    }
+    split = Split("validation", TOKENS, GOLD)
+    full = evaluate_split(model, split, examples, collate, **common)
+    quick = evaluate_split(model, split, examples, collate, strict=False, **common)
+    assert "strict" in full and "strict" not in quick
+    for key in ("precision", "recall", "f1", "support", "per_type", "predicted_entities"):
+        assert quick[key] == full[key]
