@@ -1,7 +1,7 @@
 # ruff: noqa: E501  (the card is a Markdown template with long table rows)
 """Ship a finished pretraining run: copy its biLM into ner/pretrained/<name>/ and write MODEL_CARD.md.
 
-    .venv/bin/python experiments/pretrain/model_card.py data/pretrain/runs/elmo-small-news [--name NAME]
+    .venv/bin/python experiments/pretrain/model_card.py RUN_DIR [--name NAME] [--target DIR]
 
 Every figure in the card is read from the run (metrics.json, checkpoint.pt config, log.jsonl).
 """
@@ -113,15 +113,16 @@ Then `.venv/bin/python experiments/pretrain/model_card.py <run folder>` writes t
 """
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("run", type=Path)
     parser.add_argument("--name", default=SHIPPED_MODEL)
-    args = parser.parse_args()
+    parser.add_argument("--target", type=Path, help="default: ner/pretrained/<name>")
+    args = parser.parse_args(argv)
     metrics = json.loads((args.run / "metrics.json").read_text())
     config = load_checkpoint(args.run / "checkpoint.pt")["config"]
     log = [json.loads(line) for line in (args.run / "log.jsonl").read_text().splitlines()]
-    target = PRETRAINED_DIR / args.name
+    target = args.target or PRETRAINED_DIR / args.name
     target.mkdir(parents=True, exist_ok=True)
     for file in ("options.json", "weights.hdf5", "vocab.txt"):
         shutil.copyfile(args.run / file, target / file)

@@ -1,0 +1,34 @@
+"""The model card of a shipped biLM (experiments/pretrain/model_card.py) is written from a real,
+tiny pretraining run: files copied, every figure read from the run."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+from ner.common.paths import PROJECT_ROOT
+from ner.pretrain.trainer import train
+
+SCRIPT = PROJECT_ROOT / "experiments" / "pretrain" / "model_card.py"
+spec = importlib.util.spec_from_file_location("model_card", SCRIPT)
+model_card = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(model_card)
+
+
+def test_the_card_reports_the_runs_own_figures(tiny_config, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    metrics = train(tiny_config("pretrain.max_steps=4", output_dir=run))
+    target = tmp_path / "shipped"
+    model_card.main([str(run), "--name", "tiny-test", "--target", str(target)])
+    assert sorted(p.name for p in target.iterdir()) == [
+        "MODEL_CARD.md", "options.json", "vocab.txt", "weights.hdf5",
+    ]  # fmt: skip
+    assert (target / "weights.hdf5").read_bytes() == (run / "weights.hdf5").read_bytes()
+    card = (target / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert card.startswith("# tiny-test\n")
+    assert f"**{metrics['perplexity']['forward']:.1f}**" in card
+    assert f"**{metrics['perplexity']['backward']:.1f}**" in card
+    assert f"{metrics['steps']:,} × batch 4 streams × 5 steps" in card
+    assert model_card.SCHEDULE_HISTORY in card and model_card.COMMAND in card
+    assert json.loads((target / "options.json").read_text()) == json.loads(
+        (run / "options.json").read_text()
+    )
