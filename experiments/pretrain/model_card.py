@@ -2,6 +2,7 @@
 """Ship a finished pretraining run: copy its biLM into ner/pretrained/<name>/ and write MODEL_CARD.md.
 
     .venv/bin/python experiments/pretrain/model_card.py RUN_DIR [--name NAME] [--target DIR]
+        [--note FILE]   # e.g. experiments/pretrain/train_clean_history.md for the clean run
 
 Every figure in the card is read from the run (metrics.json, checkpoint.pt config, log.jsonl).
 """
@@ -18,17 +19,11 @@ from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
 
 # How the next shipped biLM is trained (rerunning it resumes from the run's checkpoint).
 COMMAND = "PYTHON=.venv/bin/python RUN=<run folder> bash experiments/pretrain/train_clean.sh"
-# What the run's files do not record: its schedule changed once, at a resume.
-SCHEDULE_HISTORY = (
-    "The run started with a 40,000-step schedule and was shortened to the 16,000 steps above when "
-    "it resumed at step 3,000: the linear decay is recomputed from `max_steps` at every resume, so "
-    "the learning rate went from 0.00187 to 0.00168 there and then fell linearly to 0 at the last "
-    "step. Rerunning the command as it is now gives the 16,000-step schedule from the start, "
-    "hence not bit-identical weights."
-)
 
 
-def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict]) -> str:
+def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict], note: str = "") -> str:
+    """The card's Markdown; `note`: what the run's files do not record (e.g. a schedule changed
+    at a resume), a paragraph placed after the command."""
     options = BiLMOptions.from_file(run / "options.json")
     settings = config["pretrain"]
     ppl = metrics["perplexity"]
@@ -105,9 +100,7 @@ Exact command (from the repository root of a `git worktree` of the commit that t
 {COMMAND}
 ```
 
-{SCHEDULE_HISTORY}
-
-Training on CPU with one thread is deterministic: the same command repeats the same losses (and
+{note}Training on CPU with one thread is deterministic: the same command repeats the same losses (and
 rerunning it once finished re-evaluates the perplexities above from the run's `checkpoint.pt`).
 Then `.venv/bin/python experiments/pretrain/model_card.py <run folder>` writes this folder.
 """
@@ -118,6 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("run", type=Path)
     parser.add_argument("--name", default=SHIPPED_MODEL)
     parser.add_argument("--target", type=Path, help="default: ner/pretrained/<name>")
+    parser.add_argument("--note", type=Path, help="a Markdown paragraph about the run's history")
     args = parser.parse_args(argv)
     metrics = json.loads((args.run / "metrics.json").read_text())
     config = load_checkpoint(args.run / "checkpoint.pt")["config"]
@@ -126,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for file in ("options.json", "weights.hdf5", "vocab.txt"):
         shutil.copyfile(args.run / file, target / file)
-    text = card(args.name, args.run, metrics, config, log)
+    note = args.note.read_text(encoding="utf-8").strip() + "\n\n" if args.note else ""
+    text = card(args.name, args.run, metrics, config, log, note)
     (target / "MODEL_CARD.md").write_text(text, encoding="utf-8")
     print(text)
 
