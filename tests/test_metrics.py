@@ -1,6 +1,9 @@
 """seqeval-based span scores: conlleval-compatible default mode, strict mode, per type."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from seqeval.metrics import classification_report
 
 from ner.metrics import evaluate_tags, span_scores
 
@@ -48,3 +51,36 @@ def test_mismatched_lengths_are_errors():
         span_scores([["O"], ["O"]], [["O"]])
     with pytest.raises(ValueError, match="strict mode needs a scheme"):
         span_scores([["O"]], [["O"]], strict=True)
+
+
+TAG_ALPHABET = ["O", "B-PER", "I-PER", "E-PER", "S-PER", "B-LOC", "I-LOC", "B-MISC", "I-ORG"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(TAG_ALPHABET), st.sampled_from(TAG_ALPHABET)), max_size=12
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_default_mode_equals_seqevals_classification_report_bit_for_bit(sentences):
+    """The default mode reads the chunks once and reuses seqeval's arithmetic: every figure must
+    equal `classification_report`'s, for any tags (invalid sequences and empty sentences too)."""
+    gold = [[g for g, _ in sentence] for sentence in sentences]
+    predicted = [[p for _, p in sentence] for sentence in sentences]
+    scores = span_scores(gold, predicted)
+    if not any(tag != "O" for sentence in gold + predicted for tag in sentence):
+        assert scores["support"] == 0
+        return
+    report = classification_report(gold, predicted, output_dict=True, zero_division=0)
+    expected = {name: row for name, row in report.items() if not name.endswith(" avg")}
+    assert set(scores["per_type"]) == set(expected)
+    for name, row in [("micro avg", scores), *scores["per_type"].items()]:
+        wanted = report[name] if name == "micro avg" else expected[name]
+        assert row["precision"] == 100.0 * float(wanted["precision"])
+        assert row["recall"] == 100.0 * float(wanted["recall"])
+        assert row["f1"] == 100.0 * float(wanted["f1-score"])
+        assert row["support"] == int(wanted["support"])
