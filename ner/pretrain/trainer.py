@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 from torch import distributed as dist
@@ -171,6 +172,11 @@ def heldout_record(
     }
 
 
+def step_seed(seed: int, step: int, rank: int) -> int:
+    """The global torch seed of one training step in one process (drawn from all three)."""
+    return int(np.random.SeedSequence([seed, step, rank]).generate_state(1)[0])
+
+
 def reset_rows(
     state: LSTMState, probability: float, generator: torch.Generator, streams: int, rows: slice
 ) -> LSTMState:
@@ -308,6 +314,9 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
     while not stop:
         for batch in batcher.batches(position["epoch"], position["epoch_step"], rows):
             generator = torch.Generator().manual_seed(settings.seed * 1_000_003 + position["step"])
+            # Dropout draws from torch's global generator, seeded per step and process, so that
+            # a resumed run draws the masks an uninterrupted one would have.
+            torch.manual_seed(step_seed(settings.seed, position["step"], env.rank))
             negatives = model.softmax.sampler.sample(settings.n_negative_samples, generator)
             state = reset_rows(
                 state, settings.state_reset_probability, generator, settings.batch_size, rows

@@ -36,6 +36,17 @@ def test_resume_continues_exactly(tiny_config, tmp_path: Path) -> None:
     assert metrics["perplexity"]["forward"] < 60  # learned something (vocabulary of 60)
 
 
+def test_resume_continues_exactly_with_dropout_and_state_resets(tiny_config, tmp_path) -> None:
+    # Dropout masks and zero-state restarts are random: a resumed run must draw the same ones.
+    noisy = ["pretrain.lr_schedule=constant", "pretrain.dropout=0.2"]
+    noisy.append("pretrain.state_reset_probability=0.3")
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    train(tiny_config(*noisy, "pretrain.max_steps=8", output_dir=straight))
+    train(tiny_config(*noisy, "pretrain.max_steps=3", output_dir=resumed))
+    train(tiny_config(*noisy, "pretrain.max_steps=8", output_dir=resumed))
+    assert losses(resumed) == losses(straight)
+
+
 def test_heldout_perplexity_is_recorded_every_eval_every_steps(tiny_config, tmp_path: Path) -> None:
     metrics = train(
         tiny_config("pretrain.max_steps=6", "pretrain.eval_every=3", output_dir=tmp_path)
