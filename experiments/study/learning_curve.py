@@ -10,11 +10,12 @@
 `run` trains, for every training fraction (`data.train_fraction`: nested subsets picked by
 `data.subset_seed`, the same for every variant and seed; dev and test whole) × variant × seed,
 with the epoch budget of `budget`, one `ner.cli.train` run into
-``outputs/learning_curve/<corpus>/<fraction>/<variant>/seed<S>/``, `--jobs` at a time with one torch
-thread each. A run with a ``results.json`` is skipped; a killed one resumes from its checkpoint.
-The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (⊕ the shipped biLM `elmo-small-
-news`) and ``elmo_glove_new`` (⊕ the biLM exported to `--new-bilm`: options.json + weights.hdf5;
-left out without it). Seeds: `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
+``outputs/learning_curve/<corpus>/<fraction>/<variant>/seed<S>/``, `--jobs` at a time with one
+torch thread each. A run with a ``results.json`` is skipped; a killed one resumes from its
+checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (⊕ the biLM in
+`--old-bilm`, by default the one shipped in the package) and ``elmo_glove_new`` (⊕ the biLM
+exported to `--new-bilm`: options.json + weights.hdf5; left out without it). Seeds:
+`SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
 `collect` (also run after every finished run) writes ``experiments/results/learning_curve.json``
 (``learning_curve_<corpus>.json`` etc. for a corpus other than CoNLL-2003):
@@ -197,7 +198,7 @@ def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) 
                 log(f"FAILED {run.name} (exit {process.returncode}); see its seed log")
             else:
                 log(f"done {run.name}")
-                collect(runs, runs_dir, args.out, result_stem(args.corpus))
+                collect(runs, runs_dir, args.out, args.stem)
     return 1 if failed else 0
 
 
@@ -342,6 +343,7 @@ def main() -> int:
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
     options = variants(args.new_bilm, args.old_bilm, args.corpus)
     args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
+    args.stem = result_stem(args.corpus)
     names = args.variants or list(options)
     unknown = sorted(set(names) - set(options))
     if unknown:
@@ -352,10 +354,10 @@ def main() -> int:
             print(f"{state(run, args.runs_dir):8} {run.name}")
         return 0
     if args.command == "collect":
-        collect(runs, args.runs_dir, args.out, result_stem(args.corpus))
+        collect(runs, args.runs_dir, args.out, args.stem)
         return 0
     status = train(runs, args.runs_dir, options, args)
-    collect(runs, args.runs_dir, args.out, result_stem(args.corpus))
+    collect(runs, args.runs_dir, args.out, args.stem)
     return status
 
 
