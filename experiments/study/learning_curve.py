@@ -124,13 +124,14 @@ def result_stem(corpus: str) -> str:
 def plan(
     names: list[str], fractions: tuple[float, ...] = FRACTIONS, seeds: int | None = None
 ) -> list[Run]:
-    """Every run, small fractions first (cheap, and where the biLM should matter most)."""
-    runs = []
+    """Every run, in rounds: the first seed of every fraction (small fractions first), then the
+    second seed of every fraction, and so on, so that a partial study already spans the curve."""
+    rounds: dict[int, list[Run]] = {}
     for fraction in sorted(fractions):
         chosen = SEEDS_SMALL if fraction <= 0.1 else SEEDS_LARGE
-        for seed in chosen[:seeds]:
-            runs += [Run(fraction, variant, seed) for variant in names]
-    return runs
+        for number, seed in enumerate(chosen[:seeds]):
+            rounds.setdefault(number, []).extend(Run(fraction, v, seed) for v in names)
+    return [run for number in sorted(rounds) for run in rounds[number]]
 
 
 def overrides(run: Run, variant_overrides: list[str], extra: list[str]) -> list[str]:

@@ -33,6 +33,17 @@ def test_the_plan_has_five_seeds_up_to_ten_percent_and_three_above() -> None:
     assert "elmo_glove_new" not in learning_curve.variants(None)
 
 
+def test_the_plan_spans_every_fraction_with_one_seed_before_adding_seeds() -> None:
+    runs = learning_curve.plan(["glove", "elmo_glove_new"])
+    first_round = [(run.fraction, run.variant) for run in runs[:12]]
+    assert first_round == [
+        (f, v) for f in learning_curve.FRACTIONS for v in ("glove", "elmo_glove_new")
+    ]
+    assert {run.seed for run in runs[:12]} == {1}
+    assert (runs[12].fraction, runs[12].seed) == (0.02, 2)
+    assert [run.seed for run in runs[-6:]] == [5] * 6  # the last round: fractions up to 10%
+
+
 def test_smaller_subsets_get_more_epochs_and_sparser_dev_scoring() -> None:
     budgets = [learning_curve.budget(f) for f in learning_curve.FRACTIONS]  # 2% … 100%
     assert budgets[-1] == {"max_epochs": 20, "patience": 5, "eval_every": 1}  # the study's
