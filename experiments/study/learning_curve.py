@@ -32,14 +32,14 @@ import argparse
 import itertools
 import json
 import math
-import os
-import shlex
 import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from children import launch, log, stop_children_on_signals
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_DIR = ROOT / "outputs" / "learning_curve"
@@ -157,26 +157,10 @@ def state(run: Run, runs_dir: Path) -> str:
     return "todo"
 
 
-def log(message: str) -> None:
-    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {message}", flush=True)
-
-
 def start(run: Run, runs_dir: Path, values: list[str]) -> subprocess.Popen:
-    """Launch (or resume) one run as a child process writing its log beside its folder."""
-    directory = run.directory(runs_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    if state(run, runs_dir) == "partial":
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        values = [f"resume={directory}", f"hydra.run.dir={directory / 'resumed' / stamp}"]
-    else:
-        values = [*values, f"hydra.run.dir={directory}"]
-    command = [sys.executable, "-m", "ner.cli.train", *values, "progress=false"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "WANDB_SILENT": "true"}
-    output = open(directory.parent / f"seed{run.seed}.log", "a")  # noqa: SIM115 (the child's)
-    output.write(f"$ {shlex.join(command)}\n")
-    output.flush()
-    log(f"start {run.name}")
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    """Launch (or resume) one run as a child process."""
+    resume = state(run, runs_dir) == "partial"
+    return launch(run.directory(runs_dir), run.seed, values, resume=resume, name=run.name)
 
 
 def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) -> int:
@@ -185,6 +169,7 @@ def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) 
     log(f"{len(queue)} run(s) to do of {len(runs)}")
     running: dict[Run, subprocess.Popen] = {}
     failed = 0
+    stop_children_on_signals(running)
     while queue or running:
         while queue and len(running) < args.jobs:
             run = queue.pop(0)

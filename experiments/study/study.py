@@ -22,13 +22,14 @@ import json
 import math
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from children import launch, log, stop_children_on_signals
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments" / "results" / "study"
@@ -149,30 +150,11 @@ def job_state(runs_dir: Path, job: Job) -> str:
 FINISHED = ("done", "published")
 
 
-def log(message: str) -> None:
-    print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {message}", flush=True)
-
-
 def start(job: Job, runs_dir: Path, args: argparse.Namespace) -> subprocess.Popen:
-    """Launch (or resume) one job as a child process in its own process group."""
-    directory = run_dir(runs_dir, job)
-    directory.mkdir(parents=True, exist_ok=True)
-    if job_state(runs_dir, job) == "partial":
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        values = [f"resume={directory}", f"hydra.run.dir={directory / 'resumed' / stamp}"]
-        values += ["progress=false"]
-    else:
-        values = overrides(job, args.elmo, args.set, args.max_epochs, args.patience)
-        values.append(f"hydra.run.dir={directory}")
-    command = [sys.executable, "-m", "ner.cli.train", *values]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "WANDB_SILENT": "true"}
-    output = open(directory.parent / f"seed{job.seed}.log", "a")  # noqa: SIM115 (child's)
-    output.write(f"$ {shlex.join(command)}\n")
-    output.flush()
-    log(f"start {job.name}: {shlex.join(values)}")
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    """Launch (or resume) one job as a child process."""
+    values = overrides(job, args.elmo, args.set, args.max_epochs, args.patience)
+    resume = job_state(runs_dir, job) == "partial"
+    return launch(run_dir(runs_dir, job), job.seed, values, resume=resume, name=job.name)
 
 
 def features_pending(runs_dir: Path, job: Job, running: dict[Job, subprocess.Popen]) -> bool:
@@ -240,14 +222,7 @@ def run(args: argparse.Namespace) -> int:
     running: dict[Job, subprocess.Popen] = {}
     failed: list[Job] = []
 
-    def stop(signum, _frame):
-        log(f"signal {signum}: stopping {len(running)} job(s); rerun to resume them")
-        for process in running.values():
-            os.killpg(process.pid, signal.SIGTERM)
-        sys.exit(128 + signum)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    stop_children_on_signals(running)
     log(f"{len(queue)} job(s) to run of {len(jobs)}; {args.jobs} at a time")
     while queue or running:
         for job, process in list(running.items()):

@@ -3,8 +3,10 @@ run that trains, writes learning_curve.json/.md/.png, and skips finished runs wh
 
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,18 +60,24 @@ def test_smaller_subsets_get_more_epochs_and_sparser_dev_scoring() -> None:
     assert cfg.data.train_fraction == 0.05
 
 
-@pytest.mark.slow
-def test_a_tiny_learning_curve_is_trained_collected_and_not_trained_again(tmp_path: Path) -> None:
+def tiny_runner_command(tmp_path: Path, *options: str, epochs: int = 1) -> list[str]:
+    """`learning_curve.py run` on an 8-sentence corpus with a tiny tagger, fractions 50% and
+    100%, seed 1, into ``tmp_path/runs`` and ``tmp_path/out``."""
     corpus = write_tiny_corpus(tmp_path / "tiny")
-    command = [
-        sys.executable, str(RUNNER), "run",
+    return [
+        sys.executable, str(RUNNER), "run", *options,
         "--new-bilm", str(PRETRAINED_DIR / SHIPPED_MODEL),
-        "--variants", "glove", "elmo_glove_new", "--fractions", "0.5", "1", "--seeds", "1",
+        "--fractions", "0.5", "1", "--seeds", "1",
         "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--poll", "0.5",
         "--set", f"data.name={corpus}", "embeddings.glove.source=null", "embeddings.glove.dim=8",
         "embeddings.char.filters=8", "model.hidden_size=8", "model.num_layers=1",
-        "trainer.max_epochs=1",
+        f"trainer.max_epochs={epochs}",
     ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_tiny_learning_curve_is_trained_collected_and_not_trained_again(tmp_path: Path) -> None:
+    command = tiny_runner_command(tmp_path, "--variants", "glove", "elmo_glove_new")
 
     def run() -> str:
         done = subprocess.run(
@@ -124,3 +132,34 @@ def test_another_corpus_runs_its_own_experiments_into_its_own_files(tmp_path: Pa
     )  # fmt: skip
     assert learning_curve.result_stem("conll2000") == "learning_curve_conll2000"
     assert learning_curve.result_stem("conll2003") == "learning_curve"
+
+
+@pytest.mark.slow
+def test_a_stopped_runner_stops_its_run_which_the_next_runner_resumes(tmp_path: Path) -> None:
+    command = tiny_runner_command(tmp_path, "--variants", "glove", epochs=100_000)
+
+    def stop_when_logged(process: subprocess.Popen, text: str) -> str:
+        """SIGTERM `process` once the run's log shows `text`; its output."""
+        deadline = time.monotonic() + 300
+        while text not in seed_log.read_text() and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()[0].decode()[-3000:]
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=120)[0].decode()
+        assert process.returncode == 128 + signal.SIGTERM, output[-3000:]
+        return output
+
+    def start_runner() -> subprocess.Popen:
+        return subprocess.Popen(
+            command, cwd=PROJECT_ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+
+    seed_log = tmp_path / "runs" / "0.5" / "glove" / "seed1.log"
+    seed_log.parent.mkdir(parents=True)
+    seed_log.touch()
+    output = stop_when_logged(start_runner(), "epoch 2/")
+    assert "stopping 1 run(s)" in output
+    assert "SIGTERM: stopped after" in seed_log.read_text()  # the run saved its checkpoint
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert left.stdout == "", f"training processes left running: {left.stdout}"
+    stop_when_logged(start_runner(), "resumed after epoch")
