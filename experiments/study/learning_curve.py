@@ -261,7 +261,8 @@ def table(records: list[dict], tests: list[dict]) -> str:
     lines += [
         "",
         "Mean ± std of test F1 over seeds (number of seeds). Paired tests over test sentences "
-        "(approximate randomisation, 10,000 resamples); * marks p < 0.05.",
+        "(approximate randomisation, 10,000 resamples); * marks p < 0.05. The seed-level test "
+        "needs 2 seeds a side (–: fewer).",
         "",
         "| fraction | A | B | mean A − B | p (paired) | p (seeds) |",
         "|---|---|---|---|---|---|",
@@ -270,9 +271,10 @@ def table(records: list[dict], tests: list[dict]) -> str:
         seed = test["seed_level"]
         paired = "–" if test["p_value"] is None else f"{test['p_value']:.4f}"
         mark = " *" if test["p_value"] is not None and test["p_value"] < 0.05 else ""
+        seeds = f"{seed['p_value']:.3f}" if min(seed["seeds_a"], seed["seeds_b"]) >= 2 else "–"
         lines.append(
             f"| {test['fraction']:.0%} | `{test['variant_a']}` | `{test['variant_b']}` | "
-            f"{seed['difference']:+.2f} | {paired}{mark} | {seed['p_value']:.3f} |"
+            f"{seed['difference']:+.2f} | {paired}{mark} | {seeds} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -163,3 +163,23 @@ def test_a_stopped_runner_stops_its_run_which_the_next_runner_resumes(tmp_path: 
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert left.stdout == "", f"training processes left running: {left.stdout}"
     stop_when_logged(start_runner(), "resumed after epoch")
+
+
+def test_the_table_leaves_out_seed_level_p_values_of_single_seeds() -> None:
+    records = [
+        {"fraction": f, "variant": v, "seed": s, "test_f1": 70.0 + s + (v == "glove")}
+        for f, seeds in ((0.02, (1, 2)), (0.05, (1,)))
+        for v in ("glove", "elmo_glove_new")
+        for s in seeds
+    ]
+    tests = [
+        {
+            "fraction": f, "variant_a": "elmo_glove_new", "variant_b": "glove", "p_value": 0.01,
+            "seed_level": {"difference": -1.0, "p_value": p, "seeds_a": n, "seeds_b": n},
+        }
+        for f, n, p in ((0.02, 2, 0.333), (0.05, 1, 1.0))
+    ]  # fmt: skip
+    rows = learning_curve.table(records, tests).splitlines()
+    assert "| 2% | 71.50 ± 0.71 (2) | 72.50 ± 0.71 (2) |" in rows
+    assert "| 2% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * | 0.333 |" in rows
+    assert "| 5% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * | – |" in rows
