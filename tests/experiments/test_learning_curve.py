@@ -62,7 +62,8 @@ def test_smaller_subsets_get_more_epochs_and_sparser_dev_scoring() -> None:
 
 def tiny_runner_command(tmp_path: Path, *options: str, epochs: int = 1) -> list[str]:
     """`learning_curve.py run` on an 8-sentence corpus with a tiny tagger, fractions 50% and
-    100%, seed 1, into ``tmp_path/runs`` and ``tmp_path/out``."""
+    100%, seed 1, into ``tmp_path/runs`` and ``tmp_path/out``; patience as long as the epochs,
+    so a long run is not ended early by a flat dev score."""
     corpus = write_tiny_corpus(tmp_path / "tiny")
     return [
         sys.executable, str(RUNNER), "run", *options,
@@ -71,7 +72,7 @@ def tiny_runner_command(tmp_path: Path, *options: str, epochs: int = 1) -> list[
         "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--poll", "0.5",
         "--set", f"data.name={corpus}", "embeddings.glove.source=null", "embeddings.glove.dim=8",
         "embeddings.char.filters=8", "model.hidden_size=8", "model.num_layers=1",
-        f"trainer.max_epochs={epochs}",
+        f"trainer.max_epochs={epochs}", f"trainer.patience={epochs}",
     ]  # fmt: skip
 
 
