@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 import yaml
+from conll_tagger import score_dev
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.options import BiLMOptions
@@ -28,7 +29,6 @@ from ner.common.paths import PROJECT_ROOT
 from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types, tag_list
 from ner.tagger.model import TaggerModel
-from ner.training.evaluation import evaluate_split
 from ner.training.loop import Trainer
 from ner.training.setup import encode_split, load_splits
 
@@ -71,16 +71,7 @@ def run(variant: str, cache: bool, work: Path, elmo_config: dict, corpus, epochs
     state = trainer.fit(
         train.examples,
         train.make_batch,
-        lambda m: evaluate_split(
-            m,
-            splits["validation"],
-            dev.examples,
-            dev.make_batch,
-            corpus_scheme=corpus.scheme,
-            model_scheme="bioes",
-            batch_size=256,
-            device=torch.device("cpu"),
-        ),
+        lambda m: score_dev(m, corpus, dev),
     )
     return {
         "setup_seconds (cache build or biLM load)": setup,

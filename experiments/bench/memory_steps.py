@@ -22,10 +22,11 @@ def main() -> None:
     for module in ("numpy", "torch", "pyarrow", "datasets", "hydra", "seqeval.metrics"):
         importlib.import_module(module)
         print(f"import {module}: {memory()}", flush=True)
+    from conll_tagger import score_dev
+
     from ner.embeddings.pretrained import load_pretrained_words
     from ner.tagger.dataset import Encoder, entity_types, tag_list
     from ner.tagger.model import TaggerModel
-    from ner.training.evaluation import evaluate_split
     from ner.training.setup import encode_split, load_splits
 
     print("imports:", memory(), flush=True)
@@ -54,17 +55,7 @@ def main() -> None:
     model.pretrained_words.copy_(words.vectors)
     del words
     print("model:", memory(), flush=True)
-    dev = encoded["validation"]
-    evaluate_split(
-        model,
-        splits["validation"],
-        dev.examples,
-        dev.make_batch,
-        corpus_scheme=corpus.scheme,
-        model_scheme="bioes",
-        batch_size=256,
-        device=torch.device("cpu"),
-    )
+    score_dev(model, corpus, encoded["validation"])
     print("dev evaluation:", memory(), flush=True)
 
 
