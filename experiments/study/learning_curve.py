@@ -17,18 +17,30 @@ checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (�
 exported to `--new-bilm`: options.json + weights.hdf5; left out without it). Seeds:
 `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
-`collect` (also run after every finished run) writes ``experiments/results/learning_curve.json``
-(``learning_curve_<corpus>.json`` etc. for a corpus other than CoNLL-2003):
-``runs`` ({fraction, variant, seed, test_f1, dev_f1, epochs}) and ``tests`` (for every fraction
-and two variants, the paired approximate-randomisation test over test sentences of the seeds both
-ran and the seed-level permutation test, from `ner.reporting.significance`; ``p_value`` is the
-paired one), plus ``learning_curve.md`` (mean ± std, significant differences marked) and
-``learning_curve.png`` (test F1 against training sentences).
+Every finished run leaves a record in ``experiments/results/learning_curve_runs/`` (``<stem>_runs``
+for another corpus), ``<fraction>/<variant>/seed<S>.json``: its scores and the per-sentence test
+span counts the paired test needs. The records are small and committed; a run with a record is
+done, so the study goes on after its run folders are lost (records of early runs, from before
+counts were kept, have ``test_counts: null`` and join the seed-level test only).
+
+`collect` (also run after every finished run) writes, from the records,
+``experiments/results/learning_curve.json`` (``learning_curve_<corpus>.json`` etc. for a corpus
+other than CoNLL-2003): ``runs`` ({fraction, variant, seed, test_f1, dev_f1, epochs}) and
+``tests`` (for every fraction and two variants, the paired approximate-randomisation test over
+test sentences of the seeds both ran with counts, and the seed-level permutation test, from
+`ner.reporting.significance`; ``p_value`` is the paired one), plus ``learning_curve.md`` (mean ±
+std, significant differences marked) and ``learning_curve.png`` (test F1 against training
+sentences).
+
+The old biLM of the study is the first shipped one; its folder is recreated from git with
+``git show 044ab7b:ner/pretrained/elmo-small-news/weights.hdf5 > OLD_DIR/weights.hdf5`` (and the
+same for options.json).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import math
@@ -80,6 +92,10 @@ class Run:
 
     def directory(self, runs_dir: Path) -> Path:
         return runs_dir / f"{self.fraction:g}" / self.variant / f"seed{self.seed}"
+
+    def record(self, records_dir: Path) -> Path:
+        """Its record once finished: scores and per-sentence test counts, kept in the repo."""
+        return self.directory(records_dir).with_suffix(".json")
 
     @property
     def name(self) -> str:
@@ -148,24 +164,24 @@ def overrides(run: Run, variant_overrides: list[str], extra: list[str]) -> list[
     ]
 
 
-def state(run: Run, runs_dir: Path) -> str:
+def state(run: Run, runs_dir: Path, records_dir: Path) -> str:
     directory = run.directory(runs_dir)
-    if (directory / "results.json").is_file():
+    if run.record(records_dir).is_file() or (directory / "results.json").is_file():
         return "done"
     if (directory / "checkpoints" / "last.pt").is_file():
         return "partial"
     return "todo"
 
 
-def start(run: Run, runs_dir: Path, values: list[str]) -> subprocess.Popen:
+def start(run: Run, runs_dir: Path, records_dir: Path, values: list[str]) -> subprocess.Popen:
     """Launch (or resume) one run as a child process."""
-    resume = state(run, runs_dir) == "partial"
+    resume = state(run, runs_dir, records_dir) == "partial"
     return launch(run.directory(runs_dir), run.seed, values, resume=resume, name=run.name)
 
 
 def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) -> int:
     """Run the unfinished runs, `args.jobs` at a time; collect after each; 1 if any failed."""
-    queue = [run for run in runs if state(run, runs_dir) != "done"]
+    queue = [run for run in runs if state(run, runs_dir, args.records) != "done"]
     log(f"{len(queue)} run(s) to do of {len(runs)}")
     running: dict[Run, subprocess.Popen] = {}
     failed = 0
@@ -173,7 +189,8 @@ def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) 
     while queue or running:
         while queue and len(running) < args.jobs:
             run = queue.pop(0)
-            running[run] = start(run, runs_dir, overrides(run, options[run.variant], args.set))
+            values = overrides(run, options[run.variant], args.set)
+            running[run] = start(run, runs_dir, args.records, values)
         time.sleep(args.poll)
         for run, process in list(running.items()):
             if process.poll() is None:
@@ -184,40 +201,95 @@ def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) 
                 log(f"FAILED {run.name} (exit {process.returncode}); see its seed log")
             else:
                 log(f"done {run.name}")
-                collect(runs, runs_dir, args.out, args.stem)
+                collect(runs, runs_dir, args.records, args.out, args.stem)
     return 1 if failed else 0
 
 
-def collect(runs: list[Run], runs_dir: Path, out: Path, stem: str = "learning_curve") -> dict:
-    """<stem>.json, .md and .png from the finished runs of the plan."""
+def archive(run: Run, runs_dir: Path, records_dir: Path) -> None:
+    """Keep a finished run's record in `records_dir` (once): the scores of its results.json and,
+    from its predictions_test.txt, the per-sentence [true positive, predicted, gold] span counts
+    the paired test needs, with a digest of the test tokens and gold tags to pair them safely.
+    The records are small and committed, so the study survives the loss of its run folders."""
+    from ner.common.files import write_text
     from ner.reporting.runs import load_run
-    from ner.reporting.significance import compare_variants
+    from ner.reporting.significance import PREDICTIONS_FILE, read_predictions, sentence_counts
 
+    results_file = run.directory(runs_dir) / "results.json"
+    if run.record(records_dir).is_file() or not results_file.is_file():
+        return
+    results = load_run(results_file).results
+    record = {
+        "fraction": run.fraction,
+        "variant": run.variant,
+        "seed": run.seed,
+        "test_f1": results["test"]["f1"],
+        "dev_f1": results["dev"]["f1"],
+        "epochs": results["epochs_run"],
+        "train_sentences": results["sentences"]["train"],
+        "test_gold_sha256": None,
+        "test_counts": None,
+    }
+    predictions_file = results_file.parent / PREDICTIONS_FILE
+    if predictions_file.is_file():
+        predictions = read_predictions(predictions_file)
+        gold = json.dumps([predictions.tokens, predictions.gold], ensure_ascii=False)
+        record["test_gold_sha256"] = hashlib.sha256(gold.encode()).hexdigest()
+        record["test_counts"] = sentence_counts(predictions.gold, predictions.predicted).tolist()
+    write_text(run.record(records_dir), json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def paired_records(
+    records_a: dict[int, dict], records_b: dict[int, dict], where: str
+) -> dict[int, tuple]:
+    """Seed → (counts A, counts B) for the seeds whose records on both sides keep test counts."""
+    import numpy as np
+
+    paired = {}
+    for seed, a in records_a.items():
+        b = records_b.get(seed)
+        if b is None or a["test_counts"] is None or b["test_counts"] is None:
+            continue
+        if a["test_gold_sha256"] != b["test_gold_sha256"]:
+            raise SystemExit(f"{where}: seed {seed}'s records were scored on different test data")
+        paired[seed] = (np.array(a["test_counts"]), np.array(b["test_counts"]))
+    return paired
+
+
+def collect(
+    runs: list[Run], runs_dir: Path, records_dir: Path, out: Path, stem: str = "learning_curve"
+) -> dict:
+    """<stem>.json, .md and .png from the records of the plan's finished runs (archived first)."""
+    from ner.reporting.significance import compare_scores
+
+    for run in runs:
+        archive(run, runs_dir, records_dir)
     finished = {
-        run: load_run(run.directory(runs_dir) / "results.json")
+        run: json.loads(run.record(records_dir).read_text(encoding="utf-8"))
         for run in runs
-        if state(run, runs_dir) == "done"
+        if run.record(records_dir).is_file()
     }
     records = [
         {
-            "fraction": run.fraction,
-            "variant": run.variant,
-            "seed": run.seed,
-            "test_f1": loaded.results["test"]["f1"],
-            "dev_f1": loaded.results["dev"]["f1"],
-            "epochs": loaded.results["epochs_run"],
-            "train_sentences": loaded.results["sentences"]["train"],
+            key: value
+            for key, value in record.items()
+            if not key.startswith("test_") or key == "test_f1"
         }
-        for run, loaded in finished.items()
+        for record in finished.values()
     ]
     tests = []
     for fraction in sorted({run.fraction for run in finished}):
-        groups: dict[str, list] = {}
-        for run, loaded in finished.items():
+        groups: dict[str, dict[int, dict]] = {}
+        for run, record in finished.items():
             if run.fraction == fraction:
-                groups.setdefault(run.variant, []).append(loaded)
+                groups.setdefault(run.variant, {})[run.seed] = record
         for a, b in itertools.combinations(sorted(groups), 2):
-            result = compare_variants(groups[a], groups[b], resamples=10_000)
+            where = f"{records_dir / f'{fraction:g}'} ({a} vs {b})"
+            result = compare_scores(
+                [record["test_f1"] for record in groups[a].values()],
+                [record["test_f1"] for record in groups[b].values()],
+                paired_records(groups[a], groups[b], where),
+                resamples=10_000,
+            )
             paired = result["paired"]
             tests.append(
                 {
@@ -261,20 +333,23 @@ def table(records: list[dict], tests: list[dict]) -> str:
     lines += [
         "",
         "Mean ± std of test F1 over seeds (number of seeds). Paired tests over test sentences "
-        "(approximate randomisation, 10,000 resamples); * marks p < 0.05. The seed-level test "
-        "needs 2 seeds a side (–: fewer).",
+        "(approximate randomisation, 10,000 resamples) of the seeds both variants ran whose "
+        "records keep per-sentence counts (their number in brackets); * marks p < 0.05. The "
+        "seed-level test needs 2 seeds a side (–: fewer).",
         "",
         "| fraction | A | B | mean A − B | p (paired) | p (seeds) |",
         "|---|---|---|---|---|---|",
     ]
     for test in tests:
         seed = test["seed_level"]
-        paired = "–" if test["p_value"] is None else f"{test['p_value']:.4f}"
-        mark = " *" if test["p_value"] is not None and test["p_value"] < 0.05 else ""
+        paired = "–"
+        if test["paired"] is not None:
+            mark = " *" if test["p_value"] < 0.05 else ""
+            paired = f"{test['p_value']:.4f}{mark} ({len(test['paired']['seeds'])})"
         seeds = f"{seed['p_value']:.3f}" if min(seed["seeds_a"], seed["seeds_b"]) >= 2 else "–"
         lines.append(
             f"| {test['fraction']:.0%} | `{test['variant_a']}` | `{test['variant_b']}` | "
-            f"{seed['difference']:+.2f} | {paired}{mark} | {seeds} |"
+            f"{seed['difference']:+.2f} | {paired} | {seeds} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -332,6 +407,7 @@ def main() -> int:
     options = variants(args.new_bilm, args.old_bilm, args.corpus)
     args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
     args.stem = result_stem(args.corpus)
+    args.records = args.out / f"{args.stem}_runs"
     names = args.variants or list(options)
     unknown = sorted(set(names) - set(options))
     if unknown:
@@ -339,13 +415,13 @@ def main() -> int:
     runs = plan(names, tuple(args.fractions), args.seeds)
     if args.command == "status":
         for run in runs:
-            print(f"{state(run, args.runs_dir):8} {run.name}")
+            print(f"{state(run, args.runs_dir, args.records):8} {run.name}")
         return 0
     if args.command == "collect":
-        collect(runs, args.runs_dir, args.out, args.stem)
+        collect(runs, args.runs_dir, args.records, args.out, args.stem)
         return 0
     status = train(runs, args.runs_dir, options, args)
-    collect(runs, args.runs_dir, args.out, args.stem)
+    collect(runs, args.runs_dir, args.records, args.out, args.stem)
     return status
 
 

@@ -205,9 +205,6 @@ def compare_variants(
     """Both tests for two variants of one corpus: the seed-level test on their test F1, and the
     sentence-level test pooled over the seeds both ran that left `predictions_test.txt` (None
     when no seed has predictions on both sides). JSON-ready."""
-    seed_test = seed_permutation_test(
-        [run.results["test"]["f1"] for run in runs_a], [run.results["test"]["f1"] for run in runs_b]
-    )
     by_seed_b = {run.seed: run for run in runs_b}
     pairs = [
         (run, by_seed_b[run.seed])
@@ -216,23 +213,42 @@ def compare_variants(
         and (run.directory / PREDICTIONS_FILE).is_file()
         and (by_seed_b[run.seed].directory / PREDICTIONS_FILE).is_file()
     ]
-    paired = None
-    if pairs:
-        counts = [
-            paired_counts(
-                read_predictions(a.directory / PREDICTIONS_FILE),
-                read_predictions(b.directory / PREDICTIONS_FILE),
-            )
-            for a, b in pairs
-        ]
+    paired = {
+        a.seed: paired_counts(
+            read_predictions(a.directory / PREDICTIONS_FILE),
+            read_predictions(b.directory / PREDICTIONS_FILE),
+        )
+        for a, b in pairs
+    }
+    return compare_scores(
+        [run.results["test"]["f1"] for run in runs_a],
+        [run.results["test"]["f1"] for run in runs_b],
+        paired,
+        resamples,
+    )
+
+
+def compare_scores(
+    scores_a: Sequence[float],
+    scores_b: Sequence[float],
+    paired: dict[int, tuple[np.ndarray, np.ndarray]],
+    resamples: int = DEFAULT_RESAMPLES,
+) -> dict[str, Any]:
+    """`compare_variants` on numbers: the test F1 of every seed of each variant, and, for the seeds
+    paired sentence by sentence, both systems' per-sentence counts (`sentence_counts`) keyed by
+    seed. ``paired`` is None in the result when no seed is paired. JSON-ready."""
+    seed_test = seed_permutation_test(scores_a, scores_b)
+    paired_result = None
+    if paired:
+        seeds = sorted(paired)
         test = approximate_randomization(
-            np.concatenate([a for a, _ in counts]),
-            np.concatenate([b for _, b in counts]),
+            np.concatenate([paired[seed][0] for seed in seeds]),
+            np.concatenate([paired[seed][1] for seed in seeds]),
             resamples,
         )
-        paired = {
+        paired_result = {
             "test": "approximate randomisation over sentences (two-sided)",
-            "seeds": [a.seed for a, _ in pairs],
+            "seeds": seeds,
             "sentences": test.sentences,
             "resamples": test.resamples,
             "f1_a": test.f1_a,
@@ -251,7 +267,7 @@ def compare_variants(
             "permutations": seed_test.permutations,
             "p_value": seed_test.p_value,
         },
-        "paired": paired,
+        "paired": paired_result,
     }
 
 

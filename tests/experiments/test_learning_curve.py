@@ -3,6 +3,7 @@ run that trains, writes learning_curve.json/.md/.png, and skips finished runs wh
 
 import importlib.util
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -107,6 +108,17 @@ def test_a_tiny_learning_curve_is_trained_collected_and_not_trained_again(tmp_pa
     again = run()
     assert "0 run(s) to do of 4" in again and "start " not in again
 
+    # The records alone carry the study: without its run folders nothing is trained again and
+    # the same JSON comes out, paired tests included.
+    records = sorted((tmp_path / "out" / "learning_curve_runs").rglob("seed1.json"))
+    assert len(records) == 4
+    record = json.loads(records[0].read_text())
+    assert len(record["test_counts"]) == 4 and len(record["test_gold_sha256"]) == 64
+    shutil.rmtree(tmp_path / "runs")
+    after = run()
+    assert "0 run(s) to do of 4" in after and "start " not in after
+    assert json.loads((tmp_path / "out" / "learning_curve.json").read_text()) == content
+
 
 def test_an_old_bilm_folder_replaces_the_shipped_one_in_the_old_variant(tmp_path: Path) -> None:
     shipped = PRETRAINED_DIR / SHIPPED_MODEL
@@ -177,10 +189,11 @@ def test_the_table_leaves_out_seed_level_p_values_of_single_seeds() -> None:
         {
             "fraction": f, "variant_a": "elmo_glove_new", "variant_b": "glove", "p_value": 0.01,
             "seed_level": {"difference": -1.0, "p_value": p, "seeds_a": n, "seeds_b": n},
+            "paired": {"seeds": list(range(1, n + 1)), "p_value": 0.01},
         }
         for f, n, p in ((0.02, 2, 0.333), (0.05, 1, 1.0))
     ]  # fmt: skip
     rows = learning_curve.table(records, tests).splitlines()
     assert "| 2% | 71.50 ± 0.71 (2) | 72.50 ± 0.71 (2) |" in rows
-    assert "| 2% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * | 0.333 |" in rows
-    assert "| 5% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * | – |" in rows
+    assert "| 2% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * (2) | 0.333 |" in rows
+    assert "| 5% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * (1) | – |" in rows
