@@ -197,3 +197,17 @@ def test_the_table_leaves_out_seed_level_p_values_of_single_seeds() -> None:
     assert "| 2% | 71.50 ± 0.71 (2) | 72.50 ± 0.71 (2) |" in rows
     assert "| 2% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * (2) | 0.333 |" in rows
     assert "| 5% | `elmo_glove_new` | `glove` | -1.00 | 0.0100 * (1) | – |" in rows
+
+
+def test_records_pair_only_seeds_with_counts_on_both_sides_and_the_same_test_data() -> None:
+    def record(counts: list | None, digest: str | None = "a" * 64) -> dict:
+        return {"test_counts": counts, "test_gold_sha256": digest if counts else None}
+
+    a = {1: record([[1, 1, 1]]), 2: record(None), 3: record([[0, 1, 1]])}
+    b = {1: record([[0, 0, 1]]), 2: record([[1, 1, 1]]), 4: record([[1, 1, 1]])}
+    paired = learning_curve.paired_records(a, b, "where")
+    assert list(paired) == [1]  # seed 2 has no counts in A, seeds 3 and 4 ran on one side only
+    assert [counts.tolist() for counts in paired[1]] == [[[1, 1, 1]], [[0, 0, 1]]]
+    b[3] = record([[0, 1, 1]], digest="b" * 64)
+    with pytest.raises(SystemExit, match="where: seed 3's records were scored on different"):
+        learning_curve.paired_records(a, b, "where")
