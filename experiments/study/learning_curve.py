@@ -20,8 +20,8 @@ exported to `--new-bilm`: options.json + weights.hdf5; left out without it). See
 Every finished run leaves a record in ``experiments/results/learning_curve_runs/`` (``<stem>_runs``
 for another corpus), ``<fraction>/<variant>/seed<S>.json``: its scores and the per-sentence test
 span counts the paired test needs. The records are small and committed; a run with a record is
-done, so the study goes on after its run folders are lost (records of early runs, from before
-counts were kept, have ``test_counts: null`` and join the seed-level test only).
+done, so the study goes on after its run folders are lost (a run folder without test predictions
+leaves ``test_counts: null``, and such a run joins the seed-level test only).
 
 `collect` (also run after every finished run) writes, from the records,
 ``experiments/results/learning_curve.json`` (``learning_curve_<corpus>.json`` etc. for a corpus
