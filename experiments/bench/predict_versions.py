@@ -7,6 +7,10 @@ thread, model load time, peak memory, and whether the outputs are the same.
         --bilm ner/pretrained/elmo-small-news --rounds 3 \\
         --out experiments/results/bench/predict_versions.json
 
+`--precision bfloat16` runs the newer version with its LSTM products in bfloat16
+(`ner.common.precision`); with `--old` and `--new` the same tree, that measures what the option
+alone gives.
+
 The tagger has the default architecture (ner/conf/model/bilstm_crf.yaml with 50-d words over the
 CoNLL-2003 vocabulary, char-CNN 16/128/3, the ELMo scalar mix over the given biLM) and random
 weights from seed 0, so both versions build exactly the same model; speed does not depend on the
@@ -54,7 +58,8 @@ bilm = BiLMFiles(data["bilm"]["options"], data["bilm"]["weights"], "warm")
 Tagger(model, encoder, bilm).save(model_dir)
 del model, encoder
 started = time.perf_counter()
-tagger = Tagger.load(model_dir)
+precision = sys.argv[5]  # only a version that has the option is given one
+tagger = Tagger.load(model_dir, **({} if precision == "float32" else {"precision": precision}))
 load = time.perf_counter() - started
 rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 test = data["test"]
@@ -120,7 +125,9 @@ def benchmark_data(bilm: Path, sentences: int | None) -> dict:
     }
 
 
-def measure(tree: Path, data_file: Path, workdir: Path, name: str, group: int) -> dict:
+def measure(
+    tree: Path, data_file: Path, workdir: Path, name: str, group: int, precision: str
+) -> dict:
     """One fresh process importing `ner` from `tree`."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
     predictions = workdir / f"{name}.predictions.json"
@@ -133,6 +140,7 @@ def measure(tree: Path, data_file: Path, workdir: Path, name: str, group: int) -
             str(workdir / name),
             str(predictions),
             str(group),
+            precision,
         ],
         capture_output=True,
         text=True,
@@ -173,8 +181,15 @@ def main() -> None:
         default=9,
         help="texts per call in the micro-batch timing (ner-serve's mean under 16 clients)",
     )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "bfloat16"),
+        default="float32",
+        help="the newer version's LSTM precision (the older one always runs in float32)",
+    )
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args()
+    precisions = {"old": "float32", "new": args.precision}
     trees = {"old": args.old.resolve(), "new": args.new.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -184,7 +199,8 @@ def main() -> None:
         runs: dict[str, list[dict]] = {"old": [], "new": []}
         for round_ in range(args.rounds):
             for side, tree in trees.items():
-                run = measure(tree, data_file, workdir, f"{side}{round_}", args.micro_batch)
+                name = f"{side}{round_}"
+                run = measure(tree, data_file, workdir, name, args.micro_batch, precisions[side])
                 runs[side].append(run)
                 print(json.dumps({"round": round_ + 1, "version": side, **run}), flush=True)
         outputs = compare(workdir / "old0.predictions.json", workdir / "new0.predictions.json")
@@ -198,6 +214,7 @@ def main() -> None:
         "tokens": sum(len(s) for s in data["test"]),
         "threads": 1,
         "cpus": os.cpu_count(),
+        "precision": precisions,
         "runs": runs,
         "median_speedup_new_over_old": speedups,
         "outputs": outputs,

@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn import functional
 
 from ner.bilm.weights import to_numpy
+from ner.common.precision import active_dtype
 
 FORWARD, BACKWARD = 0, 1
 PROJECTION_BLOCK_ELEMENTS = 1 << 24  # floats of precomputed input projections (64 MiB)
@@ -74,16 +75,26 @@ class ProjectedLSTMLayer(nn.Module):
             nn.init.uniform_(weight, -bound, bound)
 
     def forward(
-        self, inputs: torch.Tensor, counts: list[int], h: torch.Tensor, c: torch.Tensor
+        self,
+        inputs: torch.Tensor,
+        counts: list[int],
+        h: torch.Tensor,
+        c: torch.Tensor,
+        product_dtype: torch.dtype | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Run the recurrence over time-major inputs of rows sorted by decreasing length.
 
         inputs (D, T, B, P_in); counts[t] = rows still active at step t; h (D, B, P), c (D, B, H)
-        initial state. Returns outputs (D, T, B, P) (zero where padded) and the final h, c: each
-        row's state after its last real step (its initial state if it has none).
+        initial state; product_dtype: of the matrix products (default: the inputs'), the cell
+        state keeps the inputs' dtype. Returns outputs (D, T, B, P) (zero where padded) and the
+        final h, c: each row's state after its last real step (its initial state if it has none),
+        all in the inputs' dtype.
         """
         directions, steps, batch, input_dim = inputs.shape
-        bias = (self.bias + self.forget_bias).unsqueeze(1)  # (D, 1, 4H)
+        dtype, state_dtype = product_dtype or inputs.dtype, inputs.dtype
+        w_input, w_state, w_proj = (w.to(dtype) for w in (self.w_input, self.w_state, self.w_proj))
+        inputs, h = inputs.to(dtype), h.to(dtype)
+        bias = (self.bias + self.forget_bias).unsqueeze(1).to(dtype)  # (D, 1, 4H)
         # Input projections are computed for `block` steps at a time in one matmul (rows still
         # active only), which bounds their memory at PROJECTION_BLOCK_ELEMENTS floats.
         block = max(1, PROJECTION_BLOCK_ELEMENTS // (directions * batch * bias.shape[-1]))
@@ -102,16 +113,16 @@ class ProjectedLSTMLayer(nn.Module):
             if step % block == 0:
                 rows = inputs[:, step : step + block, :active]  # (D, k, n, P_in)
                 flat = rows.reshape(directions, -1, input_dim)
-                projected = torch.baddbmm(bias, flat, self.w_input).view(*rows.shape[:3], -1)
+                projected = torch.baddbmm(bias, flat, w_input).view(*rows.shape[:3], -1)
                 # One (D, n, 4H) tensor per step: unbind's backward stacks their gradients once,
                 # where indexing step by step would materialise a full-size gradient per step.
                 projected = projected.unbind(1)
-            gates = torch.baddbmm(projected[step % block][:, :active], h, self.w_state)
+            gates = torch.baddbmm(projected[step % block][:, :active], h, w_state)
             i, j, f, o = gates.chunk(4, dim=-1)
             c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
             if self.cell_clip:
                 c = c.clamp(-self.cell_clip, self.cell_clip)
-            h = torch.bmm(torch.sigmoid(o) * torch.tanh(c), self.w_proj)  # (D, n, P)
+            h = torch.bmm((torch.sigmoid(o) * torch.tanh(c)).to(dtype), w_proj)  # (D, n, P)
             if self.proj_clip:
                 h = h.clamp(-self.proj_clip, self.proj_clip)
             outputs.append(functional.pad(h, (0, 0, 0, batch - active)) if active < batch else h)
@@ -123,7 +134,8 @@ class ProjectedLSTMLayer(nn.Module):
             size = (directions, steps - len(outputs), batch, self.w_proj.shape[-1])
             padding = inputs.new_zeros(size)  # steps after the longest row (all of them if none)
             padded = torch.cat([torch.stack(outputs, dim=1), padding], 1) if outputs else padding
-        return padded, torch.cat(done_h[::-1], dim=1), torch.cat(done_c[::-1], dim=1)
+        final_h, final_c = torch.cat(done_h[::-1], dim=1), torch.cat(done_c[::-1], dim=1)
+        return padded.to(state_dtype), final_h.to(state_dtype), final_c.to(state_dtype)
 
     def load_tf_arrays(
         self, kernels: list[np.ndarray], biases: list[np.ndarray], projections: list[np.ndarray]
@@ -170,6 +182,8 @@ class ProjectedBiLSTM(nn.Module):
         self.projection_dim = projection_dim
         self.num_directions = num_directions
         self.dropout = dropout  # on every layer's input while training (bilm-tf's DropoutWrapper)
+        # Without gradients, the matrix products run in this dtype (ner.common.precision)
+        self.product_dtype: torch.dtype | None = None
         self.layers = nn.ModuleList(
             ProjectedLSTMLayer(
                 input_dim if layer == 0 else projection_dim,
@@ -211,7 +225,8 @@ class ProjectedBiLSTM(nn.Module):
         outputs, final_h, final_c = [], [], []
         for index, layer in enumerate(self.layers):
             hidden = functional.dropout(hidden, self.dropout, self.training)
-            result, h, c = layer(hidden, counts, state.h[index][:, order], state.c[index][:, order])
+            h, c = state.h[index][:, order], state.c[index][:, order]
+            result, h, c = layer(hidden, counts, h, c, active_dtype(self.product_dtype))
             hidden = result + hidden if index > 0 else result
             outputs.append(hidden.transpose(1, 2)[:, restore])  # (D, B, T, P)
             final_h.append(h[:, restore])

@@ -34,6 +34,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
+from ner.cli.options import add_precision_option
 from ner.common.threads import cpu_threads
 from ner.data.lines import decode_line
 from ner.data.tokenize import TOKENIZERS
@@ -302,6 +303,7 @@ def parser() -> argparse.ArgumentParser:
         "--encoding", type=encoding_name, default="utf-8", help="input encoding (default utf-8)"
     )
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    add_precision_option(p)
     p.add_argument(
         "--threads",
         type=int,
@@ -341,6 +343,7 @@ def run(args: argparse.Namespace) -> int:
             max_length=args.max_length,
             tag_scheme=args.tag_scheme,
             tokenizer=args.tokenizer,
+            precision=args.precision,
         )
     except (ArchiveError, OSError, ValueError) as error:
         print(f"ner-predict: error: cannot load model {args.model}: {error}", file=sys.stderr)

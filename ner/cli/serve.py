@@ -14,6 +14,7 @@ import json
 import os
 import sys
 
+from ner.cli.options import add_precision_option
 from ner.common.threads import cpu_threads
 
 
@@ -48,6 +49,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=int, default=256, help="longer sentences go in pieces")
     p.add_argument("--tag-scheme", choices=("iob1", "iob2", "bioes"), help="scheme of the tags")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    add_precision_option(p)
     p.add_argument("--log-level", default="info", help="uvicorn's log level")
     return p
 
@@ -59,6 +61,7 @@ def settings(args: argparse.Namespace) -> dict:
         "threads": args.threads,
         "tagger": {
             "device": args.device,
+            "precision": args.precision,
             "max_length": args.max_length,
             "tag_scheme": args.tag_scheme,
         },

@@ -102,6 +102,7 @@ def model_info(tagger: Tagger, model_dir: Path, limits: Limits) -> InfoOut:
         dev_f1=dev,
         test_f1=test,
         archive_sha256=sha256_file(model_dir / MANIFEST),
+        precision=tagger.precision,
         limits={k: float(v) for k, v in vars(limits).items()},
     )
 

@@ -108,4 +108,5 @@ class InfoOut(BaseModel):
     dev_f1: float | None = Field(description="the training run's dev F1 (results.json)")
     test_f1: float | None = Field(description="the training run's test F1 (results.json)")
     archive_sha256: str = Field(description="sha256 of archive.json, which pins every file")
+    precision: str = Field(description="of the LSTMs' matrix products: float32 or bfloat16")
     limits: dict[str, float]

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ner.bilm.lstm import reverse_padded
+from ner.common.precision import active_dtype
 
 # One fused call costs about as much as this much of its own arithmetic (0.7 ms per layer and
 # direction at ~60 GFLOP/s on one core), so a group of rows must save more padding than that.
@@ -58,20 +59,32 @@ class BiLSTM(nn.LSTM):
             batch_first=True,
             dropout=dropout if num_layers > 1 else 0.0,
         )
+        # Without gradients, the fused kernels run in this dtype (ner.common.precision)
+        self.product_dtype: torch.dtype | None = None
 
     def _direction(self, layer: int, suffix: str) -> list[torch.Tensor]:
         names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
         return [getattr(self, f"{name}_l{layer}{suffix}") for name in names]
 
     def _run(self, inputs: torch.Tensor, weights: list[torch.Tensor]) -> torch.Tensor:
-        """One layer, one direction, from a zero state: (B, T, I) → (B, T, H)."""
-        zeros = inputs.new_zeros(1, inputs.size(0), self.hidden_size)
+        """One layer, one direction, from a zero state: (B, T, I) → (B, T, H), computed in
+        `product_dtype` when set (and no gradient is taken), returned in the inputs' dtype."""
+        dtype = active_dtype(self.product_dtype) or inputs.dtype
+        zeros = inputs.new_zeros(1, inputs.size(0), self.hidden_size, dtype=dtype)
         # torch.lstm is the kernel behind nn.LSTM: (input, (h0, c0), weights, has_biases,
         # num_layers, dropout, train, bidirectional, batch_first) → (output, h_n, c_n).
         output, _, _ = torch.lstm(
-            inputs, (zeros, zeros), weights, True, 1, 0.0, self.training, False, True
+            inputs.to(dtype),
+            (zeros, zeros),
+            [w.to(dtype) for w in weights],
+            True,
+            1,
+            0.0,
+            self.training,
+            False,
+            True,
         )
-        return output
+        return output.to(inputs.dtype)
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         """inputs: (B, T, input_size); mask: (B, T) bool, right-padded → (B, T, 2H)."""

@@ -80,11 +80,11 @@ def test_other_encoding_reads_the_line(tmp_path: Path, capsys) -> None:
     assert json.loads(out)["text"] == "café in Rome"
 
 
-def test_stdin_tokens_to_conll(capsys, monkeypatch) -> None:
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_stdin_tokens_to_conll(capsys, monkeypatch, precision: str) -> None:
     stdin = b"John Smith went to Paris .\n\nAnna likes Rome .\n"
-    status, out, _ = run(
-        ["-", "--input-format", "tokens", "--format", "conll"], capsys, stdin, monkeypatch
-    )
+    args = ["-", "--input-format", "tokens", "--format", "conll", "--precision", precision]
+    status, out, _ = run(args, capsys, stdin, monkeypatch)
     assert status == 0
     assert out == (
         "John\tB-PER\nSmith\tI-PER\nwent\tO\nto\tO\nParis\tB-LOC\n.\tO\n\n"
@@ -194,3 +194,7 @@ def test_missing_input_and_bad_options(tmp_path: Path, capsys) -> None:
     assert status == 1 and "missing.txt" in err
     status, _, err = run([str(tmp_path), "--batch-size", "0"], capsys)
     assert status == 2 and "--batch-size must be positive" in err
+    with pytest.raises(SystemExit) as exit_info:
+        run([str(tmp_path), "--precision", "float16"], capsys)
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'float16'" in capsys.readouterr().err

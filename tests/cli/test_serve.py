@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from ner.cli import serve
 from ner.cli.serve import main
 
 
@@ -25,3 +26,11 @@ def test_missing_model_directory_is_a_clear_error(tmp_path: Path, capsys) -> Non
 def test_missing_model_is_refused_before_starting_workers(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path), "--workers", "2", "--port", "1"]) == 1
     assert "has no archive.json" in capsys.readouterr().err
+
+
+def test_precision_reaches_the_tagger_settings(tmp_path: Path) -> None:
+    settings = serve.settings(serve.parser().parse_args([str(tmp_path), "--precision", "bfloat16"]))
+    assert settings["tagger"]["precision"] == "bfloat16"
+    assert serve.settings(serve.parser().parse_args([str(tmp_path)]))["tagger"]["precision"] == (
+        "float32"
+    )

@@ -41,6 +41,7 @@ def test_health_and_info(server: Server) -> None:
     assert info["archive_sha256"] == hashlib.sha256(manifest).hexdigest()
     assert info["model"] == server.model.parent.name
     assert info["limits"]["max_texts"] == 1000
+    assert info["precision"] == "float32"
 
 
 def test_predict_text(server: Server) -> None:

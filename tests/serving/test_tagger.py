@@ -1,4 +1,4 @@
-"""The `Tagger` API and the model directory (ner/inference.py, ner/archive.py) on a tiny real
+"""The `Tagger` API and the model directory (ner/serving/tagger.py, archive.py) on a tiny real
 model trained on the fixture biLM (tests/tiny_tagger.py)."""
 
 import itertools
@@ -228,6 +228,21 @@ def test_bad_arguments(tagger: Tagger) -> None:
         Tagger.load(saved_model(), max_length=0)
     with pytest.raises(ValueError, match="sentence 1 has no tokens"):
         tagger.tag_sentences([["Rome"], []])
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
+        Tagger.load(saved_model(), precision="float16")
+
+
+def test_bfloat16_precision_keeps_the_tags(tagger: Tagger) -> None:
+    fast = Tagger.load(saved_model(), precision="bfloat16")
+    assert fast.precision == "bfloat16" and tagger.precision == "float32"
+    moved = 0.0
+    for exact, reduced in zip(tagger.predict(TEXTS), fast.predict(TEXTS), strict=True):
+        assert reduced.tags == exact.tags
+        for a, b in zip(exact.entities, reduced.entities, strict=True):
+            assert (a.start, a.end, a.type) == (b.start, b.end, b.type)
+            moved = max(moved, abs(a.confidence - b.confidence))
+    # The LSTMs ran in bfloat16: confidences moved, by little.
+    assert 0 < moved < 0.02
 
 
 def test_confidence_is_the_crf_probability_of_the_span(tagger: Tagger) -> None:

@@ -82,3 +82,19 @@ def test_prediction_in_length_groups_equals_one_padded_batch(monkeypatch):
         whole = lstm._encode(inputs, mask)
     torch.testing.assert_close(grouped, whole, rtol=0, atol=1e-6)
     assert not grouped[~mask].any()
+
+
+def test_bfloat16_products_only_without_gradients():
+    torch.manual_seed(0)
+    lstm = BiLSTM(6, 5, 2).eval()
+    lengths = torch.tensor([9, 3, 7, 1])
+    mask = torch.arange(9).unsqueeze(0) < lengths.unsqueeze(1)
+    inputs = torch.randn(4, 9, 6)
+    exact = lstm(inputs, mask)
+    lstm.product_dtype = torch.bfloat16
+    assert torch.equal(lstm(inputs, mask), exact)  # gradients on: float32 as trained
+    with torch.no_grad():
+        reduced = lstm(inputs, mask)
+    assert reduced.dtype == torch.float32 and not reduced[~mask].any()
+    error = (reduced - exact).abs().amax()
+    assert 0 < error < 0.01 * exact.abs().amax()

@@ -1,0 +1,46 @@
+"""The precision of the LSTMs' matrix products at prediction time: ``float32`` or ``bfloat16``.
+
+Prediction spends most of its time in the matrix products of two LSTMs (the biLM's and the
+tagger's). In ``bfloat16`` those products take bfloat16 operands, which CPUs with bfloat16
+instructions (AVX512-BF16, AMX) and GPUs multiply about twice as fast; everything else (the
+char-CNNs, the scalar mix, the LSTM cell state, the CRF) stays in float32. It changes numbers:
+span confidences move by about 0.01 and a tag changes now and then (docs/serving.md, "Faster
+prediction in bfloat16", has the measured figures). Training always runs in float32: the
+setting only acts while no gradient is taken.
+"""
+
+import logging
+from pathlib import Path
+
+import torch
+
+PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}
+log = logging.getLogger(__name__)
+
+
+def product_dtype(precision: str) -> torch.dtype | None:
+    """The dtype of the LSTM products for a precision name (None: the weights' own, float32)."""
+    if precision not in PRECISIONS:
+        choices = ", ".join(PRECISIONS)
+        raise ValueError(f"precision must be one of {choices}, got {precision!r}")
+    return PRECISIONS[precision]
+
+
+def active_dtype(dtype: torch.dtype | None) -> torch.dtype | None:
+    """`dtype` while no gradient is taken, else None: training keeps the weights' float32."""
+    return None if torch.is_grad_enabled() else dtype
+
+
+def warn_if_slow(
+    precision: str, device: torch.device, cpuinfo: Path = Path("/proc/cpuinfo")
+) -> None:
+    """Log a warning when bfloat16 is asked for on a CPU without bfloat16 instructions (where
+    `cpuinfo`, Linux's, says): there it is emulated and slower than float32."""
+    if precision != "bfloat16" or device.type != "cpu" or not cpuinfo.exists():
+        return
+    flags = set(cpuinfo.read_text(errors="replace").split())
+    if not flags & {"avx512_bf16", "amx_bf16"}:
+        log.warning(
+            "precision bfloat16: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), "
+            "so prediction will be slower than in float32"
+        )

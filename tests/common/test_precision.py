@@ -1,0 +1,41 @@
+"""Precision names, the training guard and the slow-CPU warning (ner.common.precision)."""
+
+import logging
+from pathlib import Path
+
+import pytest
+import torch
+
+from ner.common.precision import active_dtype, product_dtype, warn_if_slow
+
+
+def test_precision_names() -> None:
+    assert product_dtype("float32") is None
+    assert product_dtype("bfloat16") is torch.bfloat16
+    with pytest.raises(ValueError, match="one of float32, bfloat16, got 'half'"):
+        product_dtype("half")
+
+
+def test_only_without_gradients() -> None:
+    assert active_dtype(torch.bfloat16) is None
+    with torch.no_grad():
+        assert active_dtype(torch.bfloat16) is torch.bfloat16
+        assert active_dtype(None) is None
+
+
+@pytest.mark.parametrize(
+    ("flags", "precision", "warned"),
+    [
+        ("fpu avx2 avx512f", "bfloat16", True),
+        ("fpu avx512f avx512_bf16", "bfloat16", False),
+        ("fpu amx_bf16 amx_tile", "bfloat16", False),
+        ("fpu avx2", "float32", False),
+    ],
+)
+def test_warns_when_the_cpu_lacks_bfloat16(tmp_path: Path, caplog, flags, precision, warned):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    with caplog.at_level(logging.WARNING):
+        warn_if_slow(precision, torch.device("cpu"), cpuinfo)
+        warn_if_slow(precision, torch.device("cpu"), tmp_path / "missing")  # not Linux: silent
+    assert ("no bfloat16 instructions" in caplog.text) == warned
