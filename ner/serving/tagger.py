@@ -195,7 +195,8 @@ class Tagger:
         self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
         self.tokenizer = check_tokenizer(tokenizer)
         self.precision = precision
-        self.model.encoder.product_dtype = product_dtype(precision)
+        self._product_dtype = product_dtype(precision)  # of both LSTMs' matrix products
+        self.model.encoder.product_dtype = self._product_dtype
         warn_if_slow(precision, self.device)
         self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
         self._continues = continuation_mask(model.tags)  # (K, K)
@@ -208,7 +209,7 @@ class Tagger:
             return None
         files = self.bilm_files
         bilm = BiLM.from_files(files.options, files.weights, state=files.state)
-        bilm.lstm.product_dtype = self.model.encoder.product_dtype
+        bilm.lstm.product_dtype = self._product_dtype
         return bilm.to(self.device).eval()
 
     @classmethod
