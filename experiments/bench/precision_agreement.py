@@ -22,13 +22,13 @@ import sys
 import time
 from pathlib import Path
 
+import datasets
 import torch
 
+from ner.common.precision import PRECISIONS
 from ner.data import load_corpus
 from ner.metrics import span_scores
 from ner.serving.tagger import TaggedText, Tagger
-
-PRECISIONS = ("float32", "bfloat16")
 
 
 def entities(result: TaggedText) -> dict[tuple[str, int, int], float]:
@@ -62,23 +62,24 @@ def agreement(
     }
 
 
-def measure(model_dir: Path, corpus: str, rounds: int) -> dict:
+def measure(model_dir: Path, data: datasets.DatasetDict, rounds: int) -> dict:
     """Agreement per split and speed for one model directory."""
     taggers = {p: Tagger.load(model_dir, precision=p) for p in PRECISIONS}
-    data = load_corpus(corpus)
     result: dict = {"model": str(model_dir)}
+    splits = {}
     for split in ("validation", "test"):
         names = data[split].features["tags"].feature.names
         gold = [[names[i] for i in row] for row in data[split]["tags"]]
-        sentences = [list(tokens) for tokens in data[split]["tokens"]]
-        predicted = {p: t.predict_tokens(sentences) for p, t in taggers.items()}
+        splits[split] = [list(tokens) for tokens in data[split]["tokens"]]
+        predicted = {p: t.predict_tokens(splits[split]) for p, t in taggers.items()}
         result[split] = agreement(gold, predicted["float32"], predicted["bfloat16"])
+    test = splits["test"]
     rates: dict[str, list[float]] = {p: [] for p in PRECISIONS}
     for _ in range(rounds):
         for precision, tagger in taggers.items():
             started = time.process_time()
-            tagger.predict_tokens(sentences)  # the test split
-            rates[precision].append(len(sentences) / (time.process_time() - started))
+            tagger.predict_tokens(test)
+            rates[precision].append(len(test) / (time.process_time() - started))
     result["test_sentences_per_cpu_second"] = {
         precision: [round(rate, 1) for rate in values] for precision, values in rates.items()
     }
@@ -95,9 +96,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    data = load_corpus(args.corpus)
     results = []
     for model_dir in args.models:
-        results.append(measure(model_dir, args.corpus, args.rounds))
+        results.append(measure(model_dir, data, args.rounds))
         print(json.dumps(results[-1]), flush=True)
     report = {
         "command": "experiments/bench/precision_agreement.py " + " ".join(sys.argv[1:]),

@@ -194,9 +194,8 @@ class Tagger:
         self.corpus_scheme = corpus_scheme
         self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
         self.tokenizer = check_tokenizer(tokenizer)
+        self.model.encoder.product_dtype = product_dtype(precision)  # checks the name
         self.precision = precision
-        self._product_dtype = product_dtype(precision)  # of both LSTMs' matrix products
-        self.model.encoder.product_dtype = self._product_dtype
         warn_if_slow(precision, self.device)
         self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
         self._continues = continuation_mask(model.tags)  # (K, K)
@@ -209,7 +208,7 @@ class Tagger:
             return None
         files = self.bilm_files
         bilm = BiLM.from_files(files.options, files.weights, state=files.state)
-        bilm.lstm.product_dtype = self._product_dtype
+        bilm.lstm.product_dtype = product_dtype(self.precision)
         return bilm.to(self.device).eval()
 
     @classmethod
