@@ -15,6 +15,7 @@ import os
 import sys
 
 from ner.cli.options import add_precision_option
+from ner.common.memory import limit_kernel_cache
 from ner.common.threads import cpu_threads
 
 
@@ -96,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if args.batch_wait_ms < 0:
         print("ner-serve: error: --batch-wait-ms must not be negative", file=sys.stderr)
         return 2
+    limit_kernel_cache()  # before the model's first kernel; worker processes inherit it
     os.environ[SETTINGS_VARIABLE] = json.dumps(settings(args))
     if args.workers > 1:  # each worker process builds the app (and loads the model) itself
         try:

@@ -1,4 +1,5 @@
-"""How the process hands freed memory back to the system (glibc's malloc; elsewhere no-ops).
+"""How the process hands freed memory back to the system (glibc's malloc; elsewhere no-ops), and
+how many compiled kernels oneDNN keeps.
 
 glibc serves blocks below its mmap threshold from the heap and keeps them there once freed.
 It raises that threshold (up to 32 MB) each time a large block is freed, so a training run's
@@ -69,3 +70,20 @@ def keep_freed_memory(limit: int = REUSE_LIMIT) -> bool:
         _LIBC.mallopt(_M_MMAP_THRESHOLD, limit) == 1
         and _LIBC.mallopt(_M_TRIM_THRESHOLD, limit) == 1
     )
+
+
+KERNEL_CACHE_VARIABLES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY")
+KERNEL_CACHE_ENTRIES = 128
+
+
+def limit_kernel_cache(entries: int = KERNEL_CACHE_ENTRIES) -> bool:
+    """Keep at most `entries` compiled oneDNN kernels (its primitive cache; 1024 by default).
+    oneDNN compiles one kernel per input shape of a convolution, a fused LSTM or a bfloat16
+    matrix product and keeps it with its buffers; a server that sees batches of every size fills
+    all 1024 entries, 200-300 MB, where 128 entries cost no measurable speed
+    (experiments/bench/serve_memory.py). Takes effect only before the process's first oneDNN
+    call; leaves a capacity set in the environment alone. Returns whether it set it."""
+    if any(name in os.environ for name in KERNEL_CACHE_VARIABLES):
+        return False
+    os.environ[KERNEL_CACHE_VARIABLES[0]] = str(entries)
+    return True

@@ -8,10 +8,11 @@ waits up to `max_wait` seconds for more, takes requests until `max_batch_tokens`
 them all in one call and hands each request its own results. A request that timed out before its
 batch started is dropped, so a backlog does not grow behind requests nobody waits for.
 
-When a batch is done and no request waits, the worker hands the memory that batches freed back
-to the system (at most once a second, as it costs a few milliseconds). Batches of varied sizes
-leave holes in the C heap that the process otherwise keeps: under a stream of varied requests a
-server's resident memory would creep up by hundreds of MB.
+When no request has come for `idle_after` seconds after some work, the worker hands the memory
+that the batches freed back to the system. Batches of varied sizes leave holes in the C heap that
+the process otherwise keeps, so the resident memory of a server that has seen varied requests
+stays hundreds of MB above what it uses. It waits for a quiet moment because handing pages back
+costs time twice: the call itself (10-20 ms) and the page faults when the memory is used again.
 """
 
 import queue
@@ -47,9 +48,8 @@ class MicroBatcher:
     until it holds this many tokens (a larger single request runs alone); max_wait: seconds the
     worker waits for more requests after the first; max_queue: waiting requests beyond which
     `submit` raises `Overloaded`; batch_size: sentences per forward pass inside a batch;
-    on_idle: called on the worker thread after a batch when no request waits, at most once every
-    `idle_interval` seconds (by default it returns the heap's free pages to the system; None to
-    keep them).
+    on_idle: called on the worker thread once no request has come for `idle_after` seconds since
+    the last batch (by default it returns the heap's free pages to the system; None to keep them).
     """
 
     def __init__(
@@ -61,19 +61,18 @@ class MicroBatcher:
         max_queue: int = 1024,
         batch_size: int = 64,
         on_idle: Callable[[], None] | None = release_free_memory,
-        idle_interval: float = 1.0,
+        idle_after: float = 1.0,
     ) -> None:
         if max_batch_tokens < 1 or max_queue < 1 or batch_size < 1 or max_wait < 0:
             raise ValueError("max_batch_tokens, max_queue and batch_size must be positive")
-        if idle_interval < 0:
-            raise ValueError("idle_interval must not be negative")
+        if idle_after < 0:
+            raise ValueError("idle_after must not be negative")
         self.tagger = tagger
         self.max_batch_tokens = max_batch_tokens
         self.max_wait = max_wait
         self.batch_size = batch_size
         self.on_idle = on_idle
-        self.idle_interval = idle_interval
-        self._idle_at = -float("inf")  # time.monotonic() of the last on_idle call
+        self.idle_after = idle_after
         self._queue: queue.Queue[_Request | None] = queue.Queue(maxsize=max_queue)
         self._worker = threading.Thread(target=self._run, name="ner-batcher", daemon=True)
         self.batches = 0  # tagger calls so far, and the requests they served
@@ -118,8 +117,16 @@ class MicroBatcher:
 
     def _run(self) -> None:
         closed = False
+        worked = False  # batches ran since on_idle was last called
         while not closed:
-            first = self._queue.get()
+            wait = self.idle_after if worked and self.on_idle is not None else None
+            try:
+                first = self._queue.get(timeout=wait)
+            except queue.Empty:  # no request for idle_after seconds since the last batch
+                worked = False
+                if self.on_idle is not None:
+                    self.on_idle()
+                continue
             if first is None:
                 break
             batch, closed = self._collect(first)
@@ -138,17 +145,8 @@ class MicroBatcher:
                 continue
             self.batches += 1
             self.requests += len(live)
-            idle = self._queue.empty()  # before the callers hear back and can send more
+            worked = True
             start = 0
             for request in live:
                 request.result.set_result(results[start : start + len(request.texts)])
                 start += len(request.texts)
-            if idle and self.on_idle is not None:
-                self._call_on_idle()
-
-    def _call_on_idle(self) -> None:
-        """`on_idle`, unless it ran less than `idle_interval` seconds ago."""
-        now = time.monotonic()
-        if now - self._idle_at >= self.idle_interval:
-            self._idle_at = now
-            self.on_idle()

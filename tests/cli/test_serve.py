@@ -1,11 +1,14 @@
-"""`ner-serve` refuses bad options and a bad model directory before it binds a port."""
+"""`ner-serve` refuses bad options and a bad model directory before it binds a port, and limits
+oneDNN's kernel cache before the model loads."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from ner.cli import serve
 from ner.cli.serve import main
+from ner.common.memory import KERNEL_CACHE_VARIABLES
 
 
 @pytest.mark.parametrize(
@@ -34,3 +37,12 @@ def test_precision_reaches_the_tagger_settings(tmp_path: Path) -> None:
     assert serve.settings(serve.parser().parse_args([str(tmp_path)]))["tagger"]["precision"] == (
         "float32"
     )
+
+
+def test_kernel_cache_is_limited_before_the_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in KERNEL_CACHE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert main([str(tmp_path / "nothing"), "--port", "1"]) == 1  # fails while loading
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "128"

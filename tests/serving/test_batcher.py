@@ -61,43 +61,35 @@ def test_cancelled_request_is_not_tagged(tagger: Tagger) -> None:
 def test_bad_settings(tagger: Tagger) -> None:
     with pytest.raises(ValueError, match="must be positive"):
         MicroBatcher(tagger, max_batch_tokens=0)
-    with pytest.raises(ValueError, match="idle_interval"):
-        MicroBatcher(tagger, idle_interval=-1)
+    with pytest.raises(ValueError, match="idle_after"):
+        MicroBatcher(tagger, idle_after=-1)
 
 
-def test_memory_goes_back_when_no_request_waits(tagger: Tagger) -> None:
-    """The idle hook runs after a batch only when no request waits: two requests queued during
-    the first idle call make two batches back to back, with one idle call after both."""
+def wait_for(condition, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_memory_goes_back_once_the_server_is_quiet(tagger: Tagger) -> None:
+    """The idle hook runs once no request has come for `idle_after` seconds since a batch: not
+    between requests that keep coming, and not again while nothing happens."""
     idle_calls: list[int] = []
-    queued: list = []
-
-    def on_idle() -> None:
-        idle_calls.append(batcher.batches)
-        if len(idle_calls) == 1:  # one-request batches, as max_batch_tokens is 1
-            queued.extend(submit(batcher, [text]) for text in TEXTS[1:3])
-
     with one_thread():
-        batcher = MicroBatcher(tagger, max_batch_tokens=1, on_idle=on_idle, idle_interval=0)
+        batcher = MicroBatcher(
+            tagger,
+            max_batch_tokens=1,  # one request per batch
+            idle_after=0.3,
+            on_idle=lambda: idle_calls.append(batcher.batches),
+        )
         submit(batcher, TEXTS[:1]).result(timeout=120)
-        deadline = time.monotonic() + 60
-        while len(queued) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert [len(future.result(timeout=120)) for future in queued] == [1, 1]
+        wait_for(lambda: idle_calls == [1])
+        futures = [submit(batcher, [text]) for text in TEXTS[1:3]]
+        assert [len(future.result(timeout=120)) for future in futures] == [1, 1]
+        wait_for(lambda: len(idle_calls) == 2)
+        time.sleep(0.7)  # quiet for longer: no further call
         batcher.close()
     assert (batcher.batches, idle_calls) == (3, [1, 3])
-
-
-def test_idle_hook_runs_at_most_once_per_interval(tagger: Tagger) -> None:
-    """Three idle moments in quick succession, then one after the interval: two calls."""
-    idle_calls: list[int] = []
-    with one_thread():
-        batcher = MicroBatcher(tagger, on_idle=lambda: idle_calls.append(batcher.batches))
-        for text in TEXTS[:3]:
-            submit(batcher, [text]).result(timeout=120)
-        time.sleep(1.0)
-        submit(batcher, TEXTS[3:]).result(timeout=120)
-        batcher.close()
-    assert idle_calls == [1, 4]
 
 
 def test_default_idle_hook_returns_memory(tagger: Tagger) -> None:
