@@ -15,6 +15,7 @@ stays hundreds of MB above what it uses. It waits for a quiet moment because han
 costs time twice: the call itself (10-20 ms) and the page faults when the memory is used again.
 """
 
+import logging
 import queue
 import threading
 import time
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from ner.common.memory import release_free_memory
 from ner.data.tokenize import Token
 from ner.serving.tagger import Tagger
+
+logger = logging.getLogger(__name__)
 
 
 class Overloaded(RuntimeError):
@@ -125,7 +128,10 @@ class MicroBatcher:
             except queue.Empty:  # no request for idle_after seconds since the last batch
                 worked = False
                 if self.on_idle is not None:
-                    self.on_idle()
+                    try:
+                        self.on_idle()
+                    except Exception:  # the worker must outlive it, or every request would hang
+                        logger.exception("the idle hook failed")
                 continue
             if first is None:
                 break

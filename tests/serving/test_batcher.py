@@ -92,6 +92,19 @@ def test_memory_goes_back_once_the_server_is_quiet(tagger: Tagger) -> None:
     assert (batcher.batches, idle_calls) == (3, [1, 3])
 
 
+def test_a_failing_idle_hook_does_not_stop_the_worker(tagger: Tagger, caplog) -> None:
+    def on_idle() -> None:
+        raise OSError("no memory to give back")
+
+    with one_thread():
+        batcher = MicroBatcher(tagger, idle_after=0.05, on_idle=on_idle)
+        submit(batcher, TEXTS[:1]).result(timeout=120)
+        wait_for(lambda: "the idle hook failed" in caplog.text)
+        assert len(submit(batcher, TEXTS[1:2]).result(timeout=120)) == 1
+        batcher.close()
+    assert "no memory to give back" in caplog.text and batcher.batches == 2
+
+
 def test_default_idle_hook_returns_memory(tagger: Tagger) -> None:
     batcher = MicroBatcher(tagger)
     batcher.close()
