@@ -14,7 +14,8 @@ quiet before it hands memory back). Every variant (precision × idle hook) runs 
 process on one thread with the same bursts and reports its resident memory (RSS) after loading,
 then before and after each pause; its peak; the CPU time of the bursts (pauses excluded) and
 the CPU time spent in the idle hook. ``--primitive-cache N`` runs them with oneDNN's primitive
-cache (the compiled kernels it keeps per input shape, 1024 by default) limited to N entries.
+cache (the compiled kernels it keeps per input shape, 1024 by default) limited to N entries,
+``--lru-cache N`` likewise torch's own cache of oneDNN operations (``LRU_CACHE_CAPACITY``).
 """
 
 import argparse
@@ -107,6 +108,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hooks", nargs="+", choices=HOOKS, default=list(HOOKS))
     parser.add_argument("--primitive-cache", type=int, help="oneDNN primitive cache capacity")
+    parser.add_argument("--lru-cache", type=int, help="torch's oneDNN operation cache capacity")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--model", type=Path, help=argparse.SUPPRESS)  # set for a variant's run
     parser.add_argument("--precision", help=argparse.SUPPRESS)
@@ -131,10 +133,17 @@ def main() -> None:
             env = dict(os.environ)
             if args.primitive_cache is not None:
                 env["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = str(args.primitive_cache)
+            if args.lru_cache is not None:
+                env["LRU_CACHE_CAPACITY"] = str(args.lru_cache)
             done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
             results.append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(json.dumps(results[-1]), flush=True)
-    report = {"threads": 1, "primitive_cache": args.primitive_cache or 1024, "variants": results}
+    report = {
+        "threads": 1,
+        "primitive_cache": args.primitive_cache or 1024,
+        "lru_cache": args.lru_cache or 1024,
+        "variants": results,
+    }
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")
