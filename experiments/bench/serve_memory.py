@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from predict import REPO, bilm_files, build_model
 
+from ner.common.files import write_json
 from ner.common.memory import release_free_memory
 from ner.data import load_corpus
 from ner.data.tokenize import tokenize_sentences
@@ -146,7 +147,7 @@ def main() -> None:
     }
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_json(args.out, report, indent=2)
 
 
 if __name__ == "__main__":
