@@ -25,6 +25,7 @@ from pathlib import Path
 import datasets
 import torch
 
+from ner.common.files import write_json
 from ner.common.precision import PRECISIONS
 from ner.data import load_corpus
 from ner.metrics import span_scores
@@ -110,7 +111,7 @@ def main() -> None:
     }
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_json(args.out, report, indent=2)
 
 
 if __name__ == "__main__":

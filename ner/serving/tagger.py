@@ -208,7 +208,7 @@ class Tagger:
             return None
         files = self.bilm_files
         bilm = BiLM.from_files(files.options, files.weights, state=files.state)
-        bilm.lstm.product_dtype = product_dtype(self.precision)
+        bilm.lstm.product_dtype = self.model.encoder.product_dtype
         return bilm.to(self.device).eval()
 
     @classmethod
