@@ -1,4 +1,4 @@
-"""`ner-pretrain [overrides]`: train a biLM (config `ner/conf/pretrain.yaml`)."""
+"""`ner-pretrain [overrides]`: train a biLM (config `conf/pretrain.yaml`)."""
 
 import sys
 
@@ -12,7 +12,7 @@ from ner.pretrain.trainer import train
 
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="pretrain")
 def main(cfg: DictConfig) -> None:
-    """Train, checkpoint, evaluate and export per `cfg` (see ner/conf/pretrain.yaml)."""
+    """Train, checkpoint, evaluate and export per `cfg` (see conf/pretrain.yaml)."""
     try:
         validate(cfg)
     except ConfigError as error:

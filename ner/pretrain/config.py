@@ -1,4 +1,4 @@
-"""The pretraining config's schema: typed dataclasses for ``ner/conf/pretrain.yaml``.
+"""The pretraining config's schema: typed dataclasses for ``conf/pretrain.yaml``.
 
 Hydra merges the YAML file and the command line into `PretrainConfig` (registered as
 ``pretrain_schema``), so a wrong type or a misspelt key fails while the config is composed;

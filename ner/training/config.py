@@ -1,4 +1,4 @@
-"""The training config's schema: typed dataclasses for every group of ``ner/conf/train.yaml``.
+"""The training config's schema: typed dataclasses for every group of ``conf/train.yaml``.
 
 Hydra merges the YAML files and the command line into `TrainConfig` (registered as
 ``train_schema``), so a wrong type or a misspelt key fails while the config is composed. Ranges

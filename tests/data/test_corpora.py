@@ -73,7 +73,7 @@ def test_data_configs_name_the_scheme_the_loader_detects():
     """Each conf/data/<corpus>.yaml states the scheme of its files; it must be the one in the
     corpus's description, which the slow tests above check against the detected scheme."""
     schemes = re.compile(r"\b(IOB1|IOB2|BIOES)\b")
-    configs = sorted((files("ner") / "conf" / "data").iterdir(), key=lambda p: p.name)
+    configs = sorted((files("ner.conf") / "data").iterdir(), key=lambda p: p.name)
     assert configs
     for config in configs:
         name = config.name.removesuffix(".yaml")

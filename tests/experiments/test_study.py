@@ -49,7 +49,7 @@ def test_every_planned_job_composes_into_its_corpus_and_variant(job):
     cfg = compose_job(job)
     assert cfg.variant == job.variant and cfg.data.name == job.corpus and cfg.seed == job.seed
     assert (cfg.elmo is not None) == job.uses_elmo
-    if job.full_schedule:  # AllenNLP's, as ner/conf/trainer/default.yaml has it
+    if job.full_schedule:  # AllenNLP's, as conf/trainer/default.yaml has it
         assert (cfg.trainer.max_epochs, cfg.trainer.patience) == (study.FULL_SCHEDULE_EPOCHS, 25)
     else:
         assert (cfg.trainer.max_epochs, cfg.trainer.patience) == (study.MAX_EPOCHS, study.PATIENCE)

@@ -1,4 +1,4 @@
-"""The pretraining config schema: ner/conf/pretrain.yaml composes into typed settings; a wrong
+"""The pretraining config schema: conf/pretrain.yaml composes into typed settings; a wrong
 type or a misspelt key fails while composing, a value out of range before any text is read."""
 
 import os

@@ -16,7 +16,7 @@ from hydra.errors import ConfigCompositionException, MissingConfigException
 from ner.training.config import ConfigError, validate
 
 EXPERIMENTS = sorted(
-    path.stem for path in (Path(__file__).parents[2] / "ner" / "conf" / "experiment").iterdir()
+    path.stem for path in (Path(__file__).parents[2] / "conf" / "experiment").iterdir()
 )
 
 
@@ -171,7 +171,7 @@ def test_a_bad_value_stops_ner_train_before_any_data_loads(tmp_path, sweep):
 
 
 def test_a_users_config_folder_joins_through_the_search_path(tmp_path):
-    """A folder with the same layout as ner/conf adds experiments and corpora of one's own."""
+    """A folder with the same layout as conf/ adds experiments and corpora of one's own."""
     mine = tmp_path / "my_conf"
     (mine / "data").mkdir(parents=True)
     (mine / "experiment").mkdir()
