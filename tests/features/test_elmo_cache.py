@@ -2,11 +2,11 @@
 
 import json
 import socket
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from fixture_files import FIXTURE
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
@@ -21,7 +21,6 @@ from ner.features.cache import (
 )
 from ner.features.elmo import ElmoFeatures
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "elmo"
 SENTENCES = [
     ["The", "cat", "sat", "."],
     [],
