@@ -48,6 +48,7 @@ def test_conll2003_in_bioes():
 
 
 @pytest.mark.slow
+@pytest.mark.mirror
 @pytest.mark.parametrize(
     ("name", "sentences", "tokens", "documents", "repairs", "labels"),
     [

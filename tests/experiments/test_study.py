@@ -220,6 +220,7 @@ def test_a_two_job_multirun_through_the_local_launcher_is_reported(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.mirror  # trains on the real CoNLL-2002 Dutch corpus
 def test_the_runner_trains_publishes_and_then_skips_finished_jobs(tmp_path):
     runs = tmp_path / "study"
     command = [
