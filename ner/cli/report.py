@@ -100,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ner-report", description=__doc__.splitlines()[0].split(": ")[0]
     )
-    parser.add_argument("dirs", nargs="+", type=Path, help="run folders to search for results.json")
+    parser.add_argument(
+        "dirs", nargs="+", type=Path, metavar="DIR", help="run folders to search for results.json"
+    )
     parser.add_argument("--out", type=Path, help="where report.md/json and plots/ go")
     parser.add_argument("--study-json", type=Path, help="write <DIR>/<corpus>.json per corpus")
     parser.add_argument("--insert-into", type=Path, help="Markdown file with report markers")
