@@ -18,8 +18,8 @@ from ner.common.threads import cpu_threads
 from ner.training.reevaluate import evaluate_run
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The ``ner-evaluate`` command."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ner-evaluate`` command line (docs/cli.md documents every option)."""
     parser = argparse.ArgumentParser(prog="ner-evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", type=Path, help="a training run's output directory")
     parser.add_argument("--split", default="test", choices=["train", "validation", "test"])
@@ -31,7 +31,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--threads", default="auto", help="torch CPU threads (auto: half the cores)"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``ner-evaluate`` command."""
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     torch.set_num_threads(cpu_threads(args.threads))
     try:

@@ -202,18 +202,42 @@ class TrainConfig:
 def validate(cfg: DictConfig) -> None:
     """Check ranges and choices of a composed training config (types Hydra already checked)."""
     check_ranges(cfg, TrainConfig)
+    if not 0 < cfg.data.train_fraction <= 1:
+        raise ConfigError(
+            f"data.train_fraction={cfg.data.train_fraction}: expected a number > 0 and ≤ 1"
+        )
     elmo = cfg.get("elmo")
-    if elmo is not None and elmo.mix.fixed_weights is not None:
-        mixed = elmo.mix.layers
-        if mixed is not None and len(elmo.mix.fixed_weights) != len(mixed):
-            raise ConfigError(
-                f"elmo.mix.fixed_weights={list(elmo.mix.fixed_weights)}: expected one weight per "
-                f"layer in elmo.mix.layers={list(mixed)}"
-            )
+    if elmo is not None:
+        _check_mix(elmo)
     threads = str(cfg.trainer.num_threads)
     if threads != "auto" and not (threads.isdigit() and int(threads) > 0):
         raise ConfigError(
             f"trainer.num_threads={cfg.trainer.num_threads}: expected a positive number or auto"
+        )
+
+
+def _check_mix(elmo: DictConfig) -> None:
+    """The mixed layers exist and fixed weights have one weight per mixed layer. The biLM's layer
+    count is known without reading its files when the preset's ``expected`` block describes the
+    options file in use (as `BiLM.from_files` decides); otherwise the biLM checks it on loading."""
+    layers, weights = elmo.mix.layers, elmo.mix.fixed_weights
+    if layers is None and weights is None:
+        return
+    expected = elmo.get("expected")
+    count = None
+    if expected is not None and expected.get("options_file", elmo.options_file) == (
+        elmo.options_file
+    ):
+        count = expected.get("num_layers")
+    if count is not None and layers is not None and not all(0 <= i < count for i in layers):
+        raise ConfigError(
+            f"elmo.mix.layers={list(layers)}: the biLM has layers 0 to {count - 1} only"
+        )
+    mixed = len(layers) if layers is not None else count
+    if weights is not None and mixed is not None and len(weights) != mixed:
+        which = f"in elmo.mix.layers={list(layers)}" if layers is not None else f"of the {count}"
+        raise ConfigError(
+            f"elmo.mix.fixed_weights={list(weights)}: expected one weight per layer {which}"
         )
 
 

@@ -89,6 +89,15 @@ def test_an_unknown_choice_lists_the_available_ones():
         ("trainer.max_batch_tokens=null", None),
         ("trainer.eval_every=0", "trainer.eval_every=0: expected a number ≥ 1"),
         ("elmo.mix.layers=[0,1]", None),
+        ("data.train_fraction=1.5", "data.train_fraction=1.5: expected a number > 0 and ≤ 1"),
+        ("data.train_fraction=0", "data.train_fraction=0.0: expected a number > 0 and ≤ 1"),
+        ("data.train_fraction=1", None),
+        ("elmo.mix.layers=[3]", "elmo.mix.layers=[3]: the biLM has layers 0 to 2 only"),
+        (
+            "elmo.mix.fixed_weights=[0.5,0.5]",
+            "elmo.mix.fixed_weights=[0.5, 0.5]: expected one weight per layer of the 3",
+        ),
+        ("elmo.mix.fixed_weights=[0.2,0.3,0.5]", None),
     ],
 )
 def test_out_of_range_values_are_rejected_with_key_value_and_expectation(override, message):
@@ -105,6 +114,11 @@ def test_fixed_mix_weights_need_one_weight_per_mixed_layer():
     cfg = compose_train("elmo.mix.layers=[0,2]", "elmo.mix.fixed_weights=[0.5,0.25,0.25]")
     with pytest.raises(ConfigError, match=r"one weight per layer in elmo\.mix\.layers=\[0, 2\]"):
         validate(cfg)
+
+
+def test_mix_layers_of_a_biLM_the_preset_does_not_describe_are_checked_on_loading():
+    cfg = compose_train("elmo.options_file=my/options.json", "elmo.mix.fixed_weights=[0.5,0.5]")
+    validate(cfg)  # its layer count is unknown until its options.json is read
 
 
 def test_documented_keys_need_no_plus():
