@@ -2,9 +2,11 @@
 
 As in AllenNLP's ScalarMix, s = softmax(w) with w initialised to 0 and γ to 1, both trainable.
 Options: a subset of layers (e.g. top only `[2]`, or `[0, 1]`), fixed normalised weights (then w and
-γ are frozen, like AllenNLP's `scalar_mix_parameters`), and AllenNLP's whole-tensor layer norm.
-One difference: AllenNLP's `Elmo` mixes the boundary-inclusive activations, so its layer-norm
-statistics include BOS/EOS positions; the biLM here returns layers without boundaries.
+γ are frozen, like AllenNLP's `scalar_mix_parameters`), and a layer norm. The layer norm differs
+from AllenNLP's, which takes one mean and variance over the whole masked batch: here each
+sentence is normalised over its own unmasked positions, so its vectors do not depend on the
+other sentences in its batch. AllenNLP's `Elmo` also mixes the boundary-inclusive activations
+(its statistics include BOS/EOS); the biLM here returns layers without boundaries.
 """
 
 from collections.abc import Sequence
@@ -67,12 +69,13 @@ class ScalarMix(nn.Module):
 
     @staticmethod
     def _normalize(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """One mean and variance over all unmasked elements of the whole tensor (AllenNLP)."""
+        """Each sentence's own mean and variance over its unmasked elements (T_i × D values), so
+        a sentence's vectors never depend on the other sentences of its batch (a row chunk of a
+        training step, a server's micro-batch). A row without unmasked positions stays as it is
+        up to the constant shift and scale (its values are padding)."""
         broadcast = mask.unsqueeze(-1)  # (B, T, 1)
-        count = mask.sum() * tensor.shape[-1]
-        if count == 0:
-            raise ValueError("ScalarMix layer norm needs at least one unmasked position")
+        count = (mask.sum(dim=1) * tensor.shape[-1]).clamp(min=1)[:, None, None]  # (B, 1, 1)
         masked = tensor * broadcast
-        mean = masked.sum() / count
-        variance = (((masked - mean) * broadcast) ** 2).sum() / count
+        mean = masked.sum(dim=(1, 2), keepdim=True) / count
+        variance = (((masked - mean) * broadcast) ** 2).sum(dim=(1, 2), keepdim=True) / count
         return (tensor - mean) / torch.sqrt(variance + 1e-13)
