@@ -101,8 +101,9 @@ def complete_splits(
     A missing validation split is carved from the last `validation_fraction` of train (a
     contiguous tail, so at most one document straddles the cut; the named corpora's layout).
     With `holdout`, every missing split gets that fraction of the train sentences, picked by
-    `holdout_seed` (`ner.data.subsets`: the same sentences on every run and machine). Any other
-    missing split is an error."""
+    `holdout_seed` and their tokens (`ner.data.subsets`: the same sentences on every run and
+    machine, every copy of a repeated sentence on one side). Any other missing split is an
+    error."""
     splits = dict(splits)
     if holdout is not None and validation_fraction is not None:
         raise ValueError(f"{name}: pass holdout= or validation_fraction=, not both")
@@ -119,7 +120,8 @@ def complete_splits(
     record = None
     if holdout is not None and carved and "train" in splits:
         train = splits["train"]
-        indices = holdout_splits(len(train.sentences), holdout, holdout_seed, carved)
+        tokens = [sentence.fields["tokens"] for sentence in train.sentences]
+        indices = holdout_splits(tokens, holdout, holdout_seed, carved)
         for split, chosen in indices.items():
             splits[split] = SplitSource([train.sentences[i] for i in chosen], train.origin)
         record = {"fraction": holdout, "seed": holdout_seed, "splits": carved}
