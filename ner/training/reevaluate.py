@@ -49,6 +49,20 @@ def run_encoder(saved: dict[str, Any], config: dict[str, Any]) -> Encoder:
     return encoder
 
 
+def run_data_config(
+    data: dict[str, Any], corpus: str | None, max_sentences: int | None
+) -> dict[str, Any]:
+    """The data settings to score with: the run's own (its ``max_sentences`` cap, corpus options
+    and training subset, so the run's scores come back) unless `corpus` names another corpus,
+    which is read with the defaults; `max_sentences`, when given, replaces the cap."""
+    data = dict(data)
+    if corpus is not None:
+        data.update(name=corpus, options={}, max_sentences=None, train_fraction=1.0)
+    if max_sentences is not None:
+        data["max_sentences"] = max_sentences
+    return data
+
+
 def evaluate_run(
     run_dir: Path,
     *,
@@ -59,7 +73,8 @@ def evaluate_run(
     batch_size: int = 256,
     device: str = "cpu",
 ) -> dict[str, Any]:
-    """Scores of the run's `checkpoint` on `split` of its own corpus (or `corpus`)."""
+    """Scores of the run's `checkpoint` on `split` of its own corpus as the run read it (or of
+    `corpus`); `max_sentences` caps the split (default: the run's ``data.max_sentences``)."""
     run_dir = Path(run_dir)
     config_path = run_dir / "config.yaml"
     if not config_path.is_file():
@@ -70,9 +85,7 @@ def evaluate_run(
     model.load_state_dict(saved["model"])
     model.to(device)
     encoder = run_encoder(saved, config)
-    data_config = dict(config["data"], max_sentences=max_sentences)
-    if corpus is not None:
-        data_config.update(name=corpus, options={})
+    data_config = run_data_config(config["data"], corpus, max_sentences)
     loaded = load_splits(data_config)
     if split not in loaded.splits:
         raise ValueError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
