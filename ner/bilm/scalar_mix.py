@@ -15,6 +15,49 @@ import torch
 from torch import nn
 
 
+class MixError(ValueError):
+    """Scalar-mix settings that do not fit the biLM; `option` names the argument at fault."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+def mixed_layers(
+    num_layers: int | None,
+    layers: Sequence[int] | None = None,
+    fixed_weights: Sequence[float] | None = None,
+) -> list[int] | None:
+    """The layers a mix of a biLM with `num_layers` layers uses (default: all), after checking
+    `layers` (distinct, in range) and `fixed_weights` (one per mixed layer, ≥ 0, summing to 1);
+    raises `MixError`. With `num_layers` None (the biLM is not at hand: training checks its
+    config before loading anything) the checks that need it are skipped, and the default
+    `layers` is None."""
+    chosen = None if layers is None else [int(i) for i in layers]
+    if chosen is not None and (not chosen or len(set(chosen)) != len(chosen)):
+        raise MixError("layers", f"layers must be distinct and non-empty, got {chosen}")
+    if num_layers is not None:
+        if chosen is not None and any(not 0 <= i < num_layers for i in chosen):
+            raise MixError(
+                "layers",
+                f"layers out of range for the biLM's {num_layers} layers (0 to "
+                f"{num_layers - 1}), got {chosen}",
+            )
+        chosen = list(range(num_layers)) if chosen is None else chosen
+    if fixed_weights is not None:
+        weights = [float(w) for w in fixed_weights]
+        if (
+            (chosen is not None and len(weights) != len(chosen))
+            or any(w < 0 for w in weights)
+            or abs(sum(weights) - 1.0) > 1e-6
+        ):
+            count = f"{len(chosen)} weights (one per mixed layer {chosen})" if chosen else "weights"
+            raise MixError(
+                "fixed_weights", f"expected {count}, each ≥ 0, summing to 1; got {weights}"
+            )
+    return chosen
+
+
 class ScalarMix(nn.Module):
     """Mixes L biLM layers (B, L, T, D) into one representation (B, T, D)."""
 
@@ -26,26 +69,13 @@ class ScalarMix(nn.Module):
         layer_norm: bool = False,
     ) -> None:
         super().__init__()
-        self.layers = list(range(num_layers)) if layers is None else [int(i) for i in layers]
-        if not self.layers or len(set(self.layers)) != len(self.layers):
-            raise ValueError(f"ScalarMix layers must be distinct and non-empty, got {layers}")
-        if any(not 0 <= i < num_layers for i in self.layers):
-            raise ValueError(f"ScalarMix layers {self.layers} out of range for {num_layers} layers")
+        self.layers: list[int] = mixed_layers(num_layers, layers, fixed_weights)  # type: ignore[assignment]
         self.layer_norm = layer_norm
         self.fixed = fixed_weights is not None
         if fixed_weights is None:
             self.scalar_parameters = nn.Parameter(torch.zeros(len(self.layers)))
         else:
             weights = torch.tensor([float(w) for w in fixed_weights])
-            if (
-                len(weights) != len(self.layers)
-                or (weights < 0).any()
-                or abs(float(weights.sum()) - 1.0) > 1e-6
-            ):
-                raise ValueError(
-                    f"ScalarMix fixed_weights must be {len(self.layers)} values >= 0 summing"
-                    f" to 1 (normalised, one per layer {self.layers}), got {list(fixed_weights)}"
-                )
             self.scalar_parameters = nn.Parameter(weights, requires_grad=False)
         self.gamma = nn.Parameter(torch.tensor(1.0), requires_grad=not self.fixed)
 

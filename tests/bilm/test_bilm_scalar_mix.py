@@ -78,7 +78,7 @@ def test_layer_norm_gives_a_sentence_the_same_vectors_whatever_else_is_in_the_ba
         ({"layers": []}, "distinct and non-empty"),
         ({"layers": [1, 1]}, "distinct and non-empty"),
         ({"layers": [3]}, "out of range"),
-        ({"fixed_weights": [0.5, 0.5]}, "3 values >= 0 summing to 1"),
+        ({"fixed_weights": [0.5, 0.5]}, r"expected 3 weights \(one per mixed layer \[0, 1, 2\]\)"),
         ({"fixed_weights": [1.0, 1.0, 1.0]}, "summing to 1"),
         ({"fixed_weights": [1.5, -0.5, 0.0]}, "summing to 1"),
     ],
