@@ -14,8 +14,10 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from ner.common.errors import NerError
 
-class MixError(ValueError):
+
+class MixError(NerError, ValueError):
     """Scalar-mix settings that do not fit the biLM; `option` names the argument at fault."""
 
     def __init__(self, option: str, message: str) -> None:

@@ -11,8 +11,10 @@ from typing import Any
 
 from omegaconf import MISSING, DictConfig
 
+from ner.common.errors import NerError
 
-class ConfigError(ValueError):
+
+class ConfigError(NerError, ValueError):
     """A config value outside what its key allows."""
 
 

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 import datasets
 
+from ner.common.errors import InputError
 from ner.data.columns import ColumnFormatError, Sentence
 from ner.data.subsets import holdout_splits
 from ner.data.tag_schemes import (
@@ -106,14 +107,14 @@ def complete_splits(
     error."""
     splits = dict(splits)
     if holdout is not None and validation_fraction is not None:
-        raise ValueError(f"{name}: pass holdout= or validation_fraction=, not both")
+        raise InputError(f"{name}: pass holdout= or validation_fraction=, not both")
     if "validation" not in splits and "train" in splits and validation_fraction is not None:
         if not 0 < validation_fraction < 1:
-            raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction}")
+            raise InputError(f"validation_fraction must be in (0, 1), got {validation_fraction}")
         train = splits["train"]
         cut = len(train.sentences) - max(1, round(len(train.sentences) * validation_fraction))
         if cut < 1:
-            raise ValueError(f"{name}: {len(train.sentences)} train sentences are too few to carve")
+            raise InputError(f"{name}: {len(train.sentences)} train sentences are too few to carve")
         splits["train"] = SplitSource(train.sentences[:cut], train.origin)
         splits["validation"] = SplitSource(train.sentences[cut:], train.origin)
     carved = [s for s in SPLITS if s not in splits]
@@ -129,7 +130,7 @@ def complete_splits(
     if missing:
         them = "them" if len(missing) > 1 else "it"
         hint = f" (pass holdout=0.1 to carve {them} from train)" if "train" in splits else ""
-        raise ValueError(f"{name}: no {' or '.join(missing)} split{hint}")
+        raise InputError(f"{name}: no {' or '.join(missing)} split{hint}")
     return {s: splits[s] for s in SPLITS}, record
 
 

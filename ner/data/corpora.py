@@ -18,6 +18,7 @@ import datasets
 
 from ner.common.archives import extract
 from ner.common.downloads import fetch, nltk_corpus_url, sha256_file
+from ner.common.errors import InputError, MissingFileError
 from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
@@ -179,9 +180,9 @@ def prepare_corpus(
     """
     given = {k: v for k, v in locals().items() if k != "name_or_path"}  # before any assignment
     if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
-        raise ValueError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
+        raise InputError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
     if name_or_path is None and files is None:
-        raise ValueError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
+        raise InputError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
     if name_or_path is None:
         name_or_path = Path(files["train"]).resolve().parent.name if "train" in files else "corpus"
     name = str(name_or_path)
@@ -196,7 +197,7 @@ def prepare_corpus(
         from ner.data.hub import load_hub_corpus
 
         if not isinstance(tag_column, str) and tag_column != _DEFAULTS["tag_column"]:
-            raise ValueError(f"tag_column={tag_column!r}: {name} is a hub dataset; name the column")
+            raise InputError(f"tag_column={tag_column!r}: {name} is a hub dataset; name the column")
         hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
         return load_hub_corpus(
             name[4:],
@@ -209,14 +210,14 @@ def prepare_corpus(
         )
     if named:
         if holdout is not None and named.validation_fraction is not None:
-            raise ValueError(
+            raise InputError(
                 f"holdout: {name} has its own test split and carves validation from the end of "
                 "train; set validation_fraction instead"
             )
         if holdout is not None:
-            raise ValueError(f"holdout: {name} has its own validation and test splits")
+            raise InputError(f"holdout: {name} has its own validation and test splits")
         if validation_fraction is not None and named.validation_fraction is None:
-            raise ValueError(
+            raise InputError(
                 f"validation_fraction={validation_fraction}: {name} has its own validation split"
             )
         return _load_named(
@@ -234,7 +235,7 @@ def prepare_corpus(
         name = path.resolve().stem if path.is_file() else path.resolve().name
     files = {split: Path(path) for split, path in files.items()}
     if "train" not in files or set(files) - set(SPLITS):
-        raise ValueError(
+        raise InputError(
             f"{name}: files must map 'train' and optionally 'validation', 'test' to "
             f"paths; got {sorted(files)}"
         )
@@ -300,7 +301,7 @@ def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
     reads = _READS[kind] | {"tag_scheme", "lenient"}
     for option, value in given.items():
         if option not in reads and value != _DEFAULTS[option]:
-            raise ValueError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
+            raise InputError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
 
 
 def find_split_files(folder: str | Path) -> dict[str, Path]:
@@ -309,7 +310,7 @@ def find_split_files(folder: str | Path) -> dict[str, Path]:
     folder = Path(folder)
     if not folder.is_dir():
         known = ", ".join(NAMED_CORPORA)
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"{folder}: not a named corpus ({known}), not a file or folder, and no `files` given"
         )
     found: dict[str, Path] = {}
@@ -317,20 +318,20 @@ def find_split_files(folder: str | Path) -> dict[str, Path]:
         parts = set(_NAME_PARTS.split(path.name.lower()))
         splits = [split for split, names in _SPLIT_NAMES.items() if parts & set(names)]
         if len(splits) > 1:
-            raise ValueError(
+            raise InputError(
                 f"{folder}: {path.name} could be the {' or the '.join(splits)} split; "
                 "rename it or pass files={...}"
             )
         for split in splits:
             if split in found:
-                raise ValueError(
+                raise InputError(
                     f"{folder}: both {found[split].name} and {path.name} look "
                     f"like the {split} split; pass files={{...}}"
                 )
             found[split] = path
     if "train" not in found:
         names = ", ".join(sorted(p.name for p in folder.iterdir())) or "nothing"
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"{folder}: no train file (a name with a 'train' part, e.g. train.txt); it holds "
             f"{names}. A corpus in one file: pass that file with holdout=0.1"
         )

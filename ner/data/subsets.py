@@ -11,6 +11,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from ner.common.errors import InputError
+
 
 def seeded_order(count: int, seed: int, purpose: str) -> list[int]:
     """The indices ``0..count-1`` in an order fixed by `seed` and `purpose` alone."""
@@ -22,9 +24,9 @@ def seeded_order(count: int, seed: int, purpose: str) -> list[int]:
 def fraction_size(count: int, fraction: float, what: str) -> int:
     """How many of `count` sentences `fraction` (in (0, 1]) selects: at least one."""
     if isinstance(fraction, bool) or not isinstance(fraction, int | float):
-        raise ValueError(f"{what} must be a number in (0, 1], got {fraction!r}")
+        raise InputError(f"{what} must be a number in (0, 1], got {fraction!r}")
     if not 0 < fraction <= 1:
-        raise ValueError(f"{what} must be in (0, 1], got {fraction}")
+        raise InputError(f"{what} must be in (0, 1], got {fraction}")
     return max(1, round(count * fraction))
 
 
@@ -67,7 +69,7 @@ def holdout_splits(
     train = sorted(i for text in remaining for i in groups[text])
     if not train or not all(carved.values()):
         repeats = f" ({len(groups)} distinct; copies stay together)" if len(groups) < count else ""
-        raise ValueError(
+        raise InputError(
             f"holdout={fraction} of {count} sentences{repeats} leaves no training data for "
             f"{' and '.join(splits)}; use a smaller holdout or add sentences"
         )

@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from ner.bilm.char_ids import batch_to_ids
 from ner.common.downloads import sha256_file
+from ner.common.errors import NerError
 from ner.common.files import atomic_directory, file_lock
 
 logger = logging.getLogger(__name__)
@@ -69,11 +70,11 @@ def key_digest(key: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
 
 
-class CacheError(OSError):
+class CacheError(NerError, OSError):
     """A cache entry is incomplete or corrupt."""
 
 
-class NonFiniteFeaturesError(ValueError):
+class NonFiniteFeaturesError(NerError, ValueError):
     """The biLM produced NaN or inf for a sentence (broken weights or options)."""
 
 

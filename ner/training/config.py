@@ -203,7 +203,8 @@ class TrainConfig:
 
 
 def validate(cfg: DictConfig) -> None:
-    """Check ranges and choices of a composed training config (types Hydra already checked)."""
+    """Check ranges and choices of a composed training config (types Hydra already checked) and
+    the scalar mix against the biLM's options.json; raises `ConfigError` or `OptionsError`."""
     check_ranges(cfg, TrainConfig)
     elmo = cfg.get("elmo")
     if elmo is not None:
@@ -222,14 +223,12 @@ def validate(cfg: DictConfig) -> None:
 
 def bilm_layers(elmo: DictConfig) -> int | None:
     """L + 1 of the configured biLM without loading it: from its options.json when that is a
-    local file, else from its preset's expected shapes; None when neither is at hand (a URL not
-    downloaded yet, an unreadable file: loading the biLM reports those)."""
+    local file (a malformed one raises `OptionsError` naming it, before any data loads), else
+    from its preset's expected shapes; None when neither is at hand (a URL not downloaded yet:
+    loading the biLM checks it)."""
     path = Path(str(elmo.options_file)).expanduser()
     if path.is_file():
-        try:
-            return BiLMOptions.from_file(path).num_layers
-        except (OSError, ValueError):
-            return None
+        return BiLMOptions.from_file(path).num_layers
     expected = elmo.get("expected")
     if (
         expected is not None

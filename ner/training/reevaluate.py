@@ -14,6 +14,7 @@ import torch
 from omegaconf import OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
+from ner.common.errors import InputError, MissingFileError
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types
@@ -41,7 +42,7 @@ def run_encoder(saved: dict[str, Any], config: dict[str, Any]) -> Encoder:
             sha256=glove.get("sha256"),
         ).extension
         if len(encoder.pretrained) != expected:
-            raise ValueError(
+            raise InputError(
                 f"{glove['source']} no longer matches the run: it gives "
                 f"{len(encoder.pretrained)} words beyond the training vocabulary, the model has "
                 f"{expected}"
@@ -78,7 +79,7 @@ def evaluate_run(
     run_dir = Path(run_dir)
     config_path = run_dir / "config.yaml"
     if not config_path.is_file():
-        raise FileNotFoundError(f"{run_dir} is not a training run: no config.yaml")
+        raise MissingFileError(f"{run_dir} is not a training run: no config.yaml")
     config = OmegaConf.to_container(OmegaConf.load(config_path), resolve=True)
     saved = load_checkpoint(run_dir / "checkpoints" / f"{checkpoint}.pt")
     model = TaggerModel(**saved["model_config"])
@@ -88,7 +89,7 @@ def evaluate_run(
     data_config = run_data_config(config["data"], corpus, max_sentences)
     loaded = load_splits(data_config)
     if split not in loaded.splits:
-        raise ValueError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
+        raise InputError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
     chosen = loaded.splits[split]
     unknown = entity_types(chosen.tags) - {t.split("-", 1)[-1] for t in model.tags}
     if unknown:

@@ -204,7 +204,7 @@ def test_a_bad_value_stops_ner_train_before_any_data_loads(tmp_path, sweep, over
         cwd=tmp_path,
         env={"NER_DATA_DIR": str(data)},
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert f"ner-train: {message}" in result.stderr
     assert not data.exists(), "nothing may be downloaded or prepared for a bad config"
     assert not (tmp_path / "run").exists(), "no run dir for a run that never starts"
