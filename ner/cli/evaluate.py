@@ -25,7 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", default="test", choices=["train", "validation", "test"])
     parser.add_argument("--corpus", help="another corpus name or folder (default: the run's)")
     parser.add_argument("--checkpoint", default="best", choices=["best", "last"])
-    parser.add_argument("--max-sentences", type=int, help="cap the split (quick checks)")
+    parser.add_argument(
+        "--max-sentences",
+        type=int,
+        help="cap the split (default: the run's data.max_sentences; none with --corpus)",
+    )
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--device", default="cpu")
     parser.add_argument(

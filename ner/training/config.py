@@ -7,12 +7,15 @@ names the key, the value and what is expected.
 """
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
-from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of
+from ner.bilm.options import BiLMOptions
+from ner.bilm.scalar_mix import MixError, mixed_layers
+from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, share
 from ner.pretrain import pretrained_files
 
 TAG_SCHEMES = ("iob1", "iob2", "bioes")
@@ -49,7 +52,7 @@ class DataConfig:
     options: CorpusOptions = field(default_factory=CorpusOptions)
     max_sentences: int | None = at_least(1, None)  # per split, for smoke runs
     # Nested training subsets (learning curves): this fraction of train, picked by subset_seed.
-    train_fraction: float = field(default=1.0, metadata={"min": 0.0})  # (0, 1]
+    train_fraction: float = share(1.0)
     subset_seed: int = 0
     batch_size: int = at_least(1, 64)
 
@@ -200,15 +203,17 @@ class TrainConfig:
 
 
 def validate(cfg: DictConfig) -> None:
-    """Check ranges and choices of a composed training config (types Hydra already checked)."""
+    """Check ranges and choices of a composed training config (types Hydra already checked) and
+    the scalar mix against the biLM's options.json; raises `ConfigError` or `OptionsError`."""
     check_ranges(cfg, TrainConfig)
-    if not 0 < cfg.data.train_fraction <= 1:
-        raise ConfigError(
-            f"data.train_fraction={cfg.data.train_fraction}: expected a number > 0 and ≤ 1"
-        )
     elmo = cfg.get("elmo")
     if elmo is not None:
-        _check_mix(elmo)
+        mix = elmo.mix
+        try:
+            mixed_layers(bilm_layers(elmo), mix.layers, mix.fixed_weights)
+        except MixError as error:
+            value = list(mix[error.option])
+            raise ConfigError(f"elmo.mix.{error.option}={value}: {error}") from None
     threads = str(cfg.trainer.num_threads)
     if threads != "auto" and not (threads.isdigit() and int(threads) > 0):
         raise ConfigError(
@@ -216,29 +221,22 @@ def validate(cfg: DictConfig) -> None:
         )
 
 
-def _check_mix(elmo: DictConfig) -> None:
-    """The mixed layers exist and fixed weights have one weight per mixed layer. The biLM's layer
-    count is known without reading its files when the preset's ``expected`` block describes the
-    options file in use (as `BiLM.from_files` decides); otherwise the biLM checks it on loading."""
-    layers, weights = elmo.mix.layers, elmo.mix.fixed_weights
-    if layers is None and weights is None:
-        return
+def bilm_layers(elmo: DictConfig) -> int | None:
+    """L + 1 of the configured biLM without loading it: from its options.json when that is a
+    local file (a malformed one raises `OptionsError` naming it, before any data loads), else
+    from its preset's expected shapes; None when neither is at hand (a URL not downloaded yet:
+    loading the biLM checks it)."""
+    path = Path(str(elmo.options_file)).expanduser()
+    if path.is_file():
+        return BiLMOptions.from_file(path).num_layers
     expected = elmo.get("expected")
-    count = None
-    if expected is not None and expected.get("options_file", elmo.options_file) == (
-        elmo.options_file
+    if (
+        expected is not None
+        and expected.get("options_file") == elmo.options_file
+        and not OmegaConf.is_missing(expected, "num_layers")
     ):
-        count = expected.get("num_layers")
-    if count is not None and layers is not None and not all(0 <= i < count for i in layers):
-        raise ConfigError(
-            f"elmo.mix.layers={list(layers)}: the biLM has layers 0 to {count - 1} only"
-        )
-    mixed = len(layers) if layers is not None else count
-    if weights is not None and mixed is not None and len(weights) != mixed:
-        which = f"in elmo.mix.layers={list(layers)}" if layers is not None else f"of the {count}"
-        raise ConfigError(
-            f"elmo.mix.fixed_weights={list(weights)}: expected one weight per layer {which}"
-        )
+        return int(expected.num_layers)
+    return None
 
 
 def _shipped_bilm(name: str, part: str) -> str:

@@ -84,6 +84,6 @@ def test_ner_pretrain_stops_on_a_bad_value_before_reading_text(tmp_path):
         text=True,
         timeout=300,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "ner-pretrain: pretrain.batch_size=0: expected a number ≥ 1" in result.stderr
     assert not (tmp_path / "data").exists()
