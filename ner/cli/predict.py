@@ -36,7 +36,7 @@ from typing import IO, Any
 
 from ner.cli.options import add_precision_option
 from ner.common.threads import cpu_threads
-from ner.data.lines import decode_line
+from ner.data.lines import Undecodable, read_text_lines, splits_as_bytes
 from ner.data.tokenize import TOKENIZERS
 
 FORMATS = ("jsonl", "conll", "html")
@@ -66,27 +66,27 @@ class ConllSentence:
 def encoding_name(value: str) -> str:
     """A text encoding Python knows; otherwise argparse reports a one-line usage error."""
     try:
-        return codecs.lookup(value).name
+        name = codecs.lookup(value).name
+        splits_as_bytes(name)
     except LookupError:
-        raise argparse.ArgumentTypeError(f"unknown encoding {value!r}") from None
+        raise argparse.ArgumentTypeError(f"unknown text encoding {value!r}") from None
+    return name
 
 
 def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
     """Decode `stream` line by line; undecodable or binary lines carry an error instead."""
-    for number, raw in enumerate(stream, 1):
-        raw = raw.rstrip(b"\r\n")
-        if b"\x00" in raw:
-            yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
-            continue
-        try:
-            yield Line(number, decode_line(raw, number, encoding))
-        except UnicodeDecodeError as error:
+    for number, text in read_text_lines(stream, encoding):
+        if isinstance(text, Undecodable):
             yield Line(
                 number,
                 None,
-                f"line {number}: byte {raw[error.start]:#04x} at column {error.start + 1} is not "
-                f"valid {encoding}; skipped (pass --encoding if the file uses another encoding)",
+                f"line {number}: {text.where} is not valid {encoding}; skipped (pass --encoding "
+                "if the file uses another encoding)",
             )
+        elif "\x00" in text:
+            yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
+        else:
+            yield Line(number, text)
 
 
 def read_conll(lines: Iterable[Line]) -> Iterator[ConllSentence | Line]:

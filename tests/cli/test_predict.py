@@ -80,6 +80,46 @@ def test_other_encoding_reads_the_line(tmp_path: Path, capsys) -> None:
     assert json.loads(out)["text"] == "café in Rome"
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "utf-16-le"])
+def test_utf16_and_utf32_text_input(tmp_path: Path, capsys, encoding: str) -> None:
+    source = tmp_path / "in.txt"
+    data = "\ufeffJohn Smith went to Paris .\r\nnaïve 東京\r\n".encode(encoding)
+    # a lone surrogate on line 2 of 3: that line alone is skipped
+    bad = "Rome".encode("utf-16-le") + b"\x00\xd8" + "\n".encode("utf-16-le")
+    if encoding == "utf-16-le":
+        data = data.replace("naïve".encode(encoding), bad[:-2], 1)
+    source.write_bytes(data)
+    status, out, err = run([str(source), "--encoding", encoding], capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0]["text"] == "John Smith went to Paris ."
+    assert [e["text"] for e in records[0]["entities"]] == ["John Smith", "Paris"]
+    if encoding == "utf-16-le":
+        assert records[1]["line"] == 2 and "bytes 0x00 0xd8 at character 5" in records[1]["error"]
+        assert "1 lines skipped" in err
+    else:
+        assert records[1]["text"] == "naïve 東京"
+
+
+def test_utf16_conll_input(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "gold.conll"
+    source.write_bytes(conll_text(tagged=True).encode("utf-16"))
+    status, out, err = run(
+        [str(source), "--input-format", "conll", "--format", "conll", "--encoding", "utf-16"],
+        capsys,
+    )
+    assert status == 0, err
+    assert out.split("\n")[2] == "John NNP B-PER\tB-PER"
+    assert "F1 100.00" in err
+
+
+def test_an_encoding_that_is_no_text_encoding_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        run([str(tmp_path / "in.txt"), "--encoding", "rot13"], capsys)
+    assert exit_info.value.code == 2
+    assert "unknown text encoding 'rot13'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("precision", ["float32", "bfloat16"])
 def test_stdin_tokens_to_conll(capsys, monkeypatch, precision: str) -> None:
     stdin = b"John Smith went to Paris .\n\nAnna likes Rome .\n"
