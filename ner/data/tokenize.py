@@ -9,7 +9,11 @@ quotes included, which is what character-offset output needs.
 
 Two tokenizers share that design: ``news`` (the default, as above) and ``social``, which also
 keeps @mentions, #hashtags and emoticons (``:-)``, ``;P``, ``<3``, ``^_^``) whole, for posts and
-chat. Both keep URLs and e-mail addresses whole.
+chat. Both keep URLs and e-mail addresses whole (a URL with the parentheses it opens, as in
+``/wiki/Foo_(bar)``, and an apostrophe in its path; a possessive after a bare host or an address
+splits off: ``x.org 's``), and an emoji with what extends it (``❤️``, ``👍🏽``, ``👨‍👩‍👧``,
+the flag ``🇺🇸``): combining marks, variation selectors and ZWJ stay on the character before
+them.
 
 The splitter ends a sentence after ``.``, ``!``, ``?``, ``...`` (plus closing quotes and brackets)
 when the next token does not start in lower case, and always at a blank line. Titles such as
@@ -107,6 +111,11 @@ def check_tokenizer(name: str) -> str:
     return name
 
 
+# Emoji modifiers (skin tones) and tag characters (the letters of subdivision flags): like
+# combining marks, they extend the character before them.
+_EMOJI_EXTENDERS = [(0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F)]
+
+
 @functools.cache
 def _word() -> str:
     """One or more characters inside a word: `\\w`, combining marks, ZWNJ and ZWJ.
@@ -123,6 +132,18 @@ def _word() -> str:
 
 
 @functools.cache
+def _symbol() -> str:
+    """A visible character that no other alternative took, with what extends it: combining
+    marks (a variation selector: ``❤️``, a keycap), skin tones, tag characters, and ZWJ with
+    the next symbol (``👨‍👩‍👧``); or a pair of regional indicators (a flag: ``🇺🇸``)."""
+    ranges = _mark_ranges()
+    basic = _class_body([r for r in ranges if r[1] <= 0xFFFF])
+    astral = _class_body([r for r in ranges if r[1] > 0xFFFF] + _EMOJI_EXTENDERS)
+    extend = rf"[{basic}]|(?=[^\x00-\uffff])[{astral}]|\u200d[^\s\w{_IGNORABLE}]?"
+    return rf"(?:[\U0001F1E6-\U0001F1FF]{{2}}|[^\s{_IGNORABLE}])(?>(?:{extend})*)"
+
+
+@functools.cache
 def _token_pattern(tokenizer: str = "news") -> re.Pattern[str]:
     """The master pattern: alternatives tried in order at each position (compiled on first use);
     `tokenize` tries e-mail addresses right after URLs, ``social`` mentions, hashtags and
@@ -132,7 +153,8 @@ def _token_pattern(tokenizer: str = "news") -> re.Pattern[str]:
         sorted((re.escape(a) for a in _TITLES + _ABBREVIATIONS), key=len, reverse=True)
     )
     alternatives = [
-        # URLs without trailing punctuation (e-mail addresses come from `_email_spans`).
+        # URLs without trailing punctuation (e-mail addresses come from `_email_spans`), their
+        # closing parentheses added by `_url_end`.
         r"(?P<url>(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?'’)\]}])",
         *(_social_alternatives(word) if tokenizer == "social" else []),
         # U.S. / a.m. / U.S.-based ; Mr. / Corp. ; "No. 5" ; a capital initial such as "J."
@@ -145,9 +167,9 @@ def _token_pattern(tokenizer: str = "news") -> re.Pattern[str]:
         r"(?<!\w)['’](?i:[sdm]|re|ve|ll)(?!\w)",
         # Words: word characters joined by - / & . ' ’ (inner only) or by , : between digits.
         rf"{word}(?:(?:[-/&.'’]|(?<=\d)[,:](?=\d)){word})*",
-        # Multi-character punctuation, then any other single visible character.
+        # Multi-character punctuation, then any other visible character (emoji sequences whole).
         r"\.\.\.+|--+|``|''",
-        rf"[^\s{_IGNORABLE}]",
+        _symbol(),
     ]
     return re.compile("|".join(f"(?:{a})" for a in alternatives))
 
@@ -170,22 +192,45 @@ def _email_spans(text: str) -> list[tuple[int, int, int]]:
     return [(m.start(), m.end(), m.end(1)) for m in _EMAIL.finditer(text)]
 
 
-def _token_spans(text: str, tokenizer: str) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each match of the master pattern, with e-mail addresses taking
-    precedence over every alternative but URLs, as if they were the second alternative."""
+# A clitic after an e-mail address ("me@x.org's"), whose domain stops before the apostrophe.
+_CLITIC_AFTER = re.compile(r"['’](?i:[sdm]|re|ve|ll)(?!\w)")
+
+
+def _url_end(text: str, start: int, end: int) -> tuple[int, bool]:
+    """The end of the URL matched at ``text[start:end]`` once the ``)`` that close a ``(``
+    inside it are added (``/wiki/Foo_(bar)``), and whether a clitic at its end is split off:
+    only after a bare host (``x.org's``), as in a path the apostrophe is part of the URL
+    (``/wiki/McDonald's``)."""
+    depth = text.count("(", start, end) - text.count(")", start, end)
+    while depth > 0 and text.startswith(")", end):
+        end, depth = end + 1, depth - 1
+    address = text[start:end]
+    return end, "/" not in (address.partition("://")[2] or address)
+
+
+def _token_spans(text: str, tokenizer: str) -> Iterator[tuple[int, int, bool]]:
+    """``(start, end, clitic)`` of each token before clitics are split off (`clitic`: whether
+    one may be): the matches of the master pattern, with e-mail addresses taking precedence over
+    every alternative but URLs, as if they were the second alternative."""
     pattern = _token_pattern(tokenizer)
     emails = collections.deque(_email_spans(text))
     position = 0
     while True:
         for match in pattern.finditer(text, position):
             start, end = match.span()
+            clitic = True
             while emails and emails[0][1] <= start:
                 emails.popleft()
-            if emails and emails[0][0] <= start and match.lastgroup != "url":
-                position = emails[0][2]
-                yield start, position
-                break  # go on after the address
-            yield start, end
+            if match.lastgroup == "url":
+                end, clitic = _url_end(text, start, end)
+            elif emails and emails[0][0] <= start:
+                end = emails[0][2]
+                after = _CLITIC_AFTER.match(text, end)
+                end = end if after is None else after.end()
+            yield start, end, clitic
+            if end != match.end():
+                position = end
+                break  # go on after the longer token
         else:
             return
 
@@ -199,8 +244,8 @@ def tokenize(text: str, tokenizer: str = "news") -> list[Token]:
     taken grows linearly with the length of `text`, whatever its content.
     """
     tokens: list[Token] = []
-    for start, end in _token_spans(text, check_tokenizer(tokenizer)):
-        clitic = _CLITIC.search(text, start, end) if end - start > 2 else None
+    for start, end, may_split in _token_spans(text, check_tokenizer(tokenizer)):
+        clitic = _CLITIC.search(text, start, end) if may_split and end - start > 2 else None
         if clitic is not None and clitic.start() > start:
             tokens.append(Token(text[start : clitic.start()], start, clitic.start()))
             start = clitic.start()

@@ -84,6 +84,47 @@ def test_tokenize_conll_style(text: str, expected: list[str]) -> None:
     assert all(text[t.start : t.end] == t.text for t in tokens)
 
 
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a variation selector, a skin tone, ZWJ sequences, flags and keycaps stay on their base
+        ("I ❤️ it", ["I", "❤️", "it"]),
+        ("👨\u200d👩\u200d👧 family", ["👨\u200d👩\u200d👧", "family"]),
+        ("👍🏽 ok 👩🏽\u200d💻", ["👍🏽", "ok", "👩🏽\u200d💻"]),
+        (
+            "🇺🇸🇫🇷 flags 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+            ["🇺🇸", "🇫🇷", "flags", "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"],
+        ),
+        ("1️⃣ ©️!", ["1️⃣", "©️", "!"]),
+        ("(\u0301 ok", ["(\u0301", "ok"]),
+        ("❤\u200d wow", ["❤\u200d", "wow"]),
+        # URLs keep balanced parentheses and an apostrophe in their path...
+        (
+            "(https://en.wikipedia.org/wiki/Foo_(bar)).",
+            ["(", "https://en.wikipedia.org/wiki/Foo_(bar)", ")", "."],
+        ),
+        ("see https://x.org/isn't now", ["see", "https://x.org/isn't", "now"]),
+        (
+            "at https://en.wikipedia.org/wiki/McDonald's",
+            ["at", "https://en.wikipedia.org/wiki/McDonald's"],
+        ),
+        ("https://x.org/a?b=(c) now", ["https://x.org/a?b=(c)", "now"]),
+        # ... but not a closing bracket they did not open, nor a possessive after the host
+        ("(see https://x.org/a)", ["(", "see", "https://x.org/a", ")"]),
+        ("https://x.org/a).", ["https://x.org/a", ")", "."]),
+        ("https://x.org's page", ["https://x.org", "'s", "page"]),
+        ("www.x.org’s", ["www.x.org", "’s"]),
+        ("me@x.org's", ["me@x.org", "'s"]),
+    ],
+)
+def test_emoji_sequences_and_urls(tokenizer: str, text: str, expected: list[str]) -> None:
+    tokens = tokenize(text, tokenizer)
+    assert [t.text for t in tokens] == expected
+    assert all(text[t.start : t.end] == t.text for t in tokens)
+    assert estimate_tokens(text) >= len(tokens)
+
+
 def test_tokens_carry_offsets() -> None:
     assert tokenize("  Hi, U.S.!") == [
         Token("Hi", 2, 4),
