@@ -117,17 +117,25 @@ _EMOJI_EXTENDERS = [(0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F)]
 
 
 @functools.cache
-def _word() -> str:
-    """One or more characters inside a word: `\\w`, combining marks, ZWNJ and ZWJ.
+def _mark_classes() -> tuple[str, str]:
+    """Class bodies of the combining marks in the Basic Multilingual Plane and above it.
 
-    The marks outside the Basic Multilingual Plane are a second class behind a guard: `re`
-    tests a class of BMP characters with one table lookup but walks a class that also holds
-    higher code points range by range, which made this test most of the tokenizer's time. The
-    repeat is over runs of the first class, so a word of BMP characters is one fast run; it is
-    atomic, as a shorter run never lets the rest match where the whole run does not."""
+    The patterns test the second behind a guard (``(?=[^\\x00-\\uffff])``): `re` tests a class
+    of BMP characters with one table lookup but walks a class that also holds higher code
+    points range by range, which made that test most of the tokenizer's time."""
     ranges = _mark_ranges()
-    basic = _class_body([r for r in ranges if r[1] <= 0xFFFF])
-    astral = _class_body([r for r in ranges if r[1] > 0xFFFF])
+    return (
+        _class_body([r for r in ranges if r[1] <= 0xFFFF]),
+        _class_body([r for r in ranges if r[1] > 0xFFFF]),
+    )
+
+
+@functools.cache
+def _word() -> str:
+    """One or more characters inside a word: `\\w`, combining marks, ZWNJ and ZWJ. The repeat
+    is over runs of the BMP class, so a word of BMP characters is one fast run; it is atomic,
+    as a shorter run never lets the rest match where the whole run does not."""
+    basic, astral = _mark_classes()
     return rf"(?>(?:[\w{basic}\u200c\u200d]+|(?=[^\x00-\uffff])[{astral}])+)"
 
 
@@ -136,9 +144,8 @@ def _symbol() -> str:
     """A visible character that no other alternative took, with what extends it: combining
     marks (a variation selector: ``❤️``, a keycap), skin tones, tag characters, and ZWJ with
     the next symbol (``👨‍👩‍👧``); or a pair of regional indicators (a flag: ``🇺🇸``)."""
-    ranges = _mark_ranges()
-    basic = _class_body([r for r in ranges if r[1] <= 0xFFFF])
-    astral = _class_body([r for r in ranges if r[1] > 0xFFFF] + _EMOJI_EXTENDERS)
+    basic, astral = _mark_classes()
+    astral += _class_body(_EMOJI_EXTENDERS)
     extend = rf"[{basic}]|(?=[^\x00-\uffff])[{astral}]|\u200d[^\s\w{_IGNORABLE}]?"
     return rf"(?:[\U0001F1E6-\U0001F1FF]{{2}}|[^\s{_IGNORABLE}])(?>(?:{extend})*)"
 
