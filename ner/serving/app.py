@@ -4,8 +4,10 @@
     uvicorn.run(app)
 
 Every route answers JSON; bad input gets a 4xx whose ``detail`` says what is wrong, and never
-reaches the model: the body is read with a size cap, decoded as UTF-8, parsed, validated against
-`PredictRequest` and checked against the `Limits` before anything is queued. Requests are tagged
+reaches the model: a body that is not declared ``application/json`` is refused unread (so a web
+page cannot post to the API without the CORS preflight this server never grants), the body is
+read with a size cap, decoded as UTF-8, parsed, validated against `PredictRequest` and checked
+against the `Limits` before anything is queued. Requests are tagged
 in shared micro-batches (`MicroBatcher`); one that waits longer than ``limits.timeout`` seconds
 gets a 503.
 """
@@ -45,6 +47,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text}
     for code, text in {
         400: "the body is not UTF-8 JSON",
+        415: "the body is not declared as JSON (Content-Type: application/json)",
         413: "the request exceeds a limit (body size, texts, characters or tokens)",
         422: "the JSON does not match the schema, or a text or token is empty",
         503: "the server is overloaded, or the request timed out",
@@ -105,6 +108,18 @@ def model_info(tagger: Tagger, model_dir: Path, limits: Limits) -> InfoOut:
         precision=tagger.precision,
         limits={k: float(v) for k, v in vars(limits).items()},
     )
+
+
+def check_content_type(header: str | None) -> None:
+    """Refuse (415) a body not declared as ``application/json``: a browser sends a cross-site
+    form or ``text/plain`` body without asking the server first, a JSON one only after a CORS
+    preflight, which this server never grants."""
+    media = (header or "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        given = f'"{header}"' if header else "none"
+        raise HTTPException(
+            415, f'send the body as JSON with "Content-Type: application/json" (given: {given})'
+        )
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -237,6 +252,7 @@ def create_app(
     )
     async def predict(request: Request) -> PredictResponse:
         """Tag raw text (`text` or `texts`) or pre-tokenized sentences (`tokens`)."""
+        check_content_type(request.headers.get("content-type"))
         parsed = parse_request(await read_body(request, limits.max_body_bytes))
         texts, documents = await run_in_threadpool(prepare, parsed, limits)
         try:

@@ -41,12 +41,15 @@ class Server:
         headers: dict[str, str] | None = None,
         timeout: float = 60,
     ) -> tuple[int, Any]:
-        """(status, parsed JSON or raw text) of one request on a fresh connection."""
+        """(status, parsed JSON or raw text) of one request on a fresh connection; a dict body
+        is sent as JSON (with its Content-Type)."""
+        headers = dict(headers or {})
         if isinstance(body, dict):
             body = json.dumps(body).encode()
+            headers.setdefault("Content-Type", "application/json")
         connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         try:
-            connection.request(method, path, body=body, headers=headers or {})
+            connection.request(method, path, body=body, headers=headers)
             response = connection.getresponse()
             data = response.read()
         finally:

@@ -17,6 +17,7 @@ from ner.serving.schema import Limits
 from ner.serving.tagger import Tagger
 
 TEXT = "Peter Smith lives in Rome. Anna went to Berlin!"
+JSON = {"Content-Type": "application/json"}
 
 
 def test_health_and_info(server: Server) -> None:
@@ -125,16 +126,33 @@ BAD_REQUESTS = [
 def test_bad_input_gets_a_4xx_with_a_message(
     server: Server, body: bytes, status: int, message: str
 ) -> None:
-    got, answer = server.request("POST", "/predict", body, {"Content-Type": "application/json"})
+    got, answer = server.request("POST", "/predict", body, JSON)
     assert got == status, answer
     assert isinstance(answer, dict)
     assert re.search(message, answer["detail"]), answer["detail"]
     assert server.request("GET", "/health")[0] == 200  # still up
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"],
+)
+def test_predict_takes_only_bodies_declared_as_json(server: Server, content_type: str) -> None:
+    """A web page can send a form or text/plain body to any address without asking first: such
+    bodies are refused unread, so the page cannot use the API (or its CPU)."""
+    before = server.request("GET", "/health")[1]["requests"]
+    headers = {"Content-Type": content_type} if content_type else {}
+    body = json.dumps({"text": TEXT}).encode()
+    status, answer = server.request("POST", "/predict", body, headers)
+    assert status == 415 and 'Content-Type: application/json"' in answer["detail"]
+    assert server.request("GET", "/health")[1]["requests"] == before  # the model never ran
+    json_with_charset = {"Content-Type": "Application/JSON; charset=utf-8"}
+    assert server.request("POST", "/predict", body, json_with_charset)[0] == 200
+
+
 def test_ten_megabyte_body_is_refused_unread(server: Server) -> None:
     body = json.dumps({"text": "Rome " * 2_000_000}).encode()  # 10 MB
-    status, answer = server.request("POST", "/predict", body)
+    status, answer = server.request("POST", "/predict", body, JSON)
     assert status == 413 and "limit is 1000000" in answer["detail"]
 
 
@@ -143,7 +161,9 @@ def test_ten_megabyte_chunked_body_is_cut_off(server: Server) -> None:
     connection = http.client.HTTPConnection(server.host, server.port, timeout=60)
     chunk = b"Rome " * 20_000  # 100 kB
     try:
-        connection.request("POST", "/predict", body=iter([chunk] * 100), encode_chunked=True)
+        connection.request(
+            "POST", "/predict", body=iter([chunk] * 100), headers=JSON, encode_chunked=True
+        )
         response = connection.getresponse()
         answer = json.loads(response.read())
     except (BrokenPipeError, ConnectionResetError):
