@@ -15,15 +15,17 @@ gets a 503.
 import asyncio
 import json
 import os
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ner.common.downloads import is_url, sha256_file
 from ner.data.tag_schemes import split_tag
@@ -136,6 +138,52 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+class _NumberTooLong(ValueError):
+    """An integer literal longer than `MAX_NUMBER_DIGITS` in a request body."""
+
+
+# No request field takes a number, so a longer integer is refused before `int` reads it (which
+# fails past 4,300 digits and takes quadratic time before that).
+MAX_NUMBER_DIGITS = 100
+# A JSON string escape of a UTF-16 surrogate (U+D800-U+DFFF): only such an escape can put a lone
+# surrogate into a parsed string, since the body has already been decoded as strict UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _read_integer(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise _NumberTooLong(len(literal.lstrip("-")))
+    return int(literal)
+
+
+def _lone_surrogate(value: str) -> int | None:
+    """The index of the first lone surrogate in `value` (a code point UTF-8 cannot encode)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def find_lone_surrogate(data: Any) -> str | None:
+    """Where the first lone surrogate of parsed JSON is (e.g. ``texts[2], character 5 (U+D800)``),
+    or None; walked without recursion, so any nesting depth is safe."""
+    pending: list[tuple[Any, str]] = [(data, "")]
+    while pending:
+        value, where = pending.pop()
+        if isinstance(value, str):
+            if (index := _lone_surrogate(value)) is not None:
+                return f"{where or 'body'}, character {index} (U+{ord(value[index]):04X})"
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                if (index := _lone_surrogate(key)) is not None:
+                    return f"a key of {where or 'the body'} (U+{ord(key[index]):04X})"
+                pending.append((item, f"{where}.{key}" if where else key))
+        elif isinstance(value, list):
+            pending.extend((item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value))))
+    return None
+
+
 def parse_request(body: bytes) -> PredictRequest:
     """Decode, parse and validate a /predict body (HTTPException 400/422 with the reason)."""
     try:
@@ -145,9 +193,25 @@ def parse_request(body: bytes) -> PredictRequest:
             400, f"the body is not valid UTF-8 (byte {body[error.start]:#04x} at {error.start})"
         ) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_read_integer)
     except json.JSONDecodeError as error:
         raise HTTPException(400, f"the body is not JSON: {error}") from None
+    except _NumberTooLong as error:
+        raise HTTPException(
+            400,
+            f"the body holds a number of {error.args[0]} digits; no field takes a number, and "
+            f"none longer than {MAX_NUMBER_DIGITS} digits is read",
+        ) from None
+    except RecursionError:
+        raise HTTPException(
+            400, "the body nests arrays or objects too deeply (a request needs three levels)"
+        ) from None
+    if _SURROGATE_ESCAPE.search(text) and (where := find_lone_surrogate(data)):
+        raise HTTPException(
+            422,
+            f"{where} is a lone surrogate, which is not a character: escape a character outside "
+            "the Basic Multilingual Plane as a pair (\\ud83d\\ude00), or send it as UTF-8",
+        )
     try:
         request = PredictRequest.model_validate(data)
     except ValidationError as error:
@@ -238,6 +302,19 @@ def create_app(
     )
     app.state.batcher = batcher
     app.router.add_event_handler("shutdown", batcher.close)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        """A 4xx/5xx with its reason; a detail that quotes the input is made encodable (a lone
+        surrogate becomes ``\\ud800``), so explaining bad input can never fail itself."""
+        detail = str(error.detail).encode("utf-8", "backslashreplace").decode("utf-8")
+        return JSONResponse({"detail": detail}, error.status_code, headers=error.headers)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception) -> JSONResponse:
+        """A bug answers JSON too; uvicorn still logs its traceback."""
+        detail = f"internal error ({type(error).__name__}); the server log has the details"
+        return JSONResponse({"detail": detail}, 500)
 
     @app.post(
         "/predict",

@@ -33,6 +33,11 @@ class Server:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
+    @property
+    def log(self) -> Path:
+        """What the server printed (uvicorn's log)."""
+        return self.model.parent / f"server-{self.port}.log"
+
     def request(
         self,
         method: str,
@@ -61,7 +66,7 @@ class Server:
 def start_server(model: Path, *options: str, timeout: float = 600) -> Server:
     """Start ``python -m ner.cli.serve MODEL`` on a free port and wait until /health answers."""
     port = free_port()
-    log = model.parent / f"server-{port}.log"
+    log = model.parent / f"server-{port}.log"  # Server.log
     process = subprocess.Popen(
         [sys.executable, "-m", "ner.cli.serve", str(model), "--port", str(port), *options],
         stdout=log.open("w"),

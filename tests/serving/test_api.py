@@ -150,6 +150,36 @@ def test_predict_takes_only_bodies_declared_as_json(server: Server, content_type
     assert server.request("POST", "/predict", body, json_with_charset)[0] == 200
 
 
+ODD_JSON = [
+    (b'{"text": "Rome \\ud800"}', 422, r"^text, character 5 \(U\+D800\) is a lone surrogate"),
+    (b'{"tokens": [["Rome", "\\udfff"]]}', 422, r"^tokens\[0\]\[1\], character 0 \(U\+DFFF\)"),
+    (b'{"\\ud800": "Rome"}', 422, r"^a key of the body \(U\+D800\) is a lone surrogate"),
+    (b'{"text": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400, "nests arrays or objects too deeply"),
+    (b'{"text": ' + b"1" * 5000 + b"}", 400, "a number of 5000 digits"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "message"), ODD_JSON)
+def test_odd_json_gets_a_json_4xx_without_a_traceback(
+    server: Server, body: bytes, status: int, message: str
+) -> None:
+    """Lone surrogates, deep nesting and huge integers are valid JSON text that Python cannot
+    encode or read: they are refused with a reason, before the model runs and without a
+    traceback in the log."""
+    before = server.request("GET", "/health")[1]["requests"]
+    logged = len(server.log.read_bytes())
+    got, answer = server.request("POST", "/predict", body, JSON)
+    assert (got, isinstance(answer, dict)) == (status, True), answer
+    assert re.search(message, answer["detail"]), answer["detail"]
+    assert server.request("GET", "/health")[1]["requests"] == before  # the model never ran
+    assert b"Traceback" not in server.log.read_bytes()[logged:]
+
+
+def test_an_escaped_surrogate_pair_is_one_character(server: Server) -> None:
+    status, answer = server.request("POST", "/predict", b'{"text": "Rome \\ud83d\\ude00"}', JSON)
+    assert status == 200 and answer["documents"][0]["text"] == "Rome \U0001f600"
+
+
 def test_ten_megabyte_body_is_refused_unread(server: Server) -> None:
     body = json.dumps({"text": "Rome " * 2_000_000}).encode()  # 10 MB
     status, answer = server.request("POST", "/predict", body, JSON)
