@@ -16,12 +16,13 @@ import asyncio
 import json
 import os
 import re
+from concurrent.futures import Future
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -225,8 +226,23 @@ def parse_request(body: bytes) -> PredictRequest:
     return request
 
 
+_WORD_CHARACTER = re.compile(r"\w")
+
+
+def minimum_tokens(text: str) -> int:
+    """A lower bound on the tokens of `text`, counted without tokenizing it: every
+    whitespace-separated chunk that holds a letter, digit or underscore gives at least one token
+    (a token never spans whitespace, and every word character ends up in one)."""
+    return sum(1 for chunk in text.split() if _WORD_CHARACTER.search(chunk))
+
+
 def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[list[list[Token]]]]:
-    """Texts and their sentences of tokens; HTTPException 413/422 for oversized or empty input."""
+    """Texts and their sentences of tokens; HTTPException 413/422 for oversized or empty input.
+
+    Raw texts are tokenized only once the whole request has passed the cheap checks: the number
+    of texts, each text's characters, and `minimum_tokens` of all texts together against
+    ``max_tokens``; tokenizing stops at the first text that takes the request past
+    ``max_tokens``, so a refused request costs at most one text's tokenizing beyond the limit."""
     if request.tokens is not None:
         items: list[Any] = request.tokens
         name = "tokens"
@@ -239,7 +255,7 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
         raise HTTPException(
             413, f'"{name}" has {len(items)} items; the limit is {limits.max_texts}'
         )
-    texts, documents = [], []
+    texts, sentences = [], []
     for index, item in enumerate(items):
         where = name if name == "text" else f"{name}[{index}]"
         if request.tokens is not None:
@@ -249,6 +265,7 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
                 raise HTTPException(422, f"tokens: {error}") from None
             if not sentence:
                 raise HTTPException(422, f"{where} is an empty sentence")
+            sentences.append(sentence)
         elif not item.strip():
             raise HTTPException(422, f"{where} is empty or whitespace only")
         else:
@@ -257,19 +274,61 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
             raise HTTPException(
                 413, f"{where} has {len(text)} characters; the limit is {limits.max_text_chars}"
             )
-        document = (
-            [sentence]
-            if request.tokens is not None
-            else tokenize_sentences(text, request.tokenizer)
-        )
         texts.append(text)
-        documents.append(document)
-    tokens = sum(len(sentence) for document in documents for sentence in document)
-    if tokens > limits.max_tokens:
+    if request.tokens is not None:
+        tokens = sum(map(len, sentences))
+        if tokens > limits.max_tokens:
+            raise HTTPException(
+                413, f"the request has {tokens} tokens; the limit is {limits.max_tokens}"
+            )
+        return texts, [[sentence] for sentence in sentences]
+    least = sum(map(minimum_tokens, texts))
+    if least > limits.max_tokens:
         raise HTTPException(
-            413, f"the request has {tokens} tokens; the limit is {limits.max_tokens}"
+            413, f"the request has at least {least} tokens; the limit is {limits.max_tokens}"
         )
+    documents, tokens = [], 0
+    for index, text in enumerate(texts):
+        document = tokenize_sentences(text, request.tokenizer)
+        tokens += sum(map(len, document))
+        if tokens > limits.max_tokens:
+            where = name if name == "text" else f"{name}[{index}]"
+            raise HTTPException(
+                413,
+                f"the request has {tokens} tokens up to {where}; the limit is {limits.max_tokens}",
+            )
+        documents.append(document)
     return texts, documents
+
+
+CLIENT_GONE = 499  # the status nginx logs for a client that closed its connection first
+
+
+async def client_gone(request: Request) -> None:
+    """Return once the client has closed its connection (call after reading the body)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def tagged(request: Request, future: Future, timeout: float) -> list[TaggedText] | None:
+    """The results of a queued request, or None if its client hung up first; HTTPException 503
+    after `timeout` seconds. On a hang-up, a timeout or a shutdown the request is cancelled:
+    one whose micro-batch has not started is then never tagged."""
+    result = asyncio.wrap_future(future)
+    gone = asyncio.ensure_future(client_gone(request))
+    try:
+        done, _ = await asyncio.wait(
+            {result, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        gone.cancel()
+        if not result.done():
+            result.cancel()  # cancels `future` too, unless its batch is already running
+    if result in done:
+        return result.result()
+    if gone in done:
+        return None
+    raise HTTPException(503, f"the request was not tagged within {timeout:g} s; retry later")
 
 
 def document_json(result: TaggedText, include_tokens: bool) -> DocumentOut:
@@ -336,12 +395,9 @@ def create_app(
             future = batcher.submit(texts, documents)
         except Overloaded as error:
             raise HTTPException(503, f"the server is busy ({error}); retry later") from None
-        try:
-            results = await asyncio.wait_for(asyncio.wrap_future(future), limits.timeout)
-        except TimeoutError:
-            raise HTTPException(
-                503, f"the request was not tagged within {limits.timeout:g} s; retry later"
-            ) from None
+        results = await tagged(request, future, limits.timeout)
+        if results is None:  # nobody to answer
+            return Response(status_code=CLIENT_GONE)  # type: ignore[return-value]
         return PredictResponse(documents=[document_json(r, parsed.include_tokens) for r in results])
 
     @app.get("/health", response_model=HealthOut)

@@ -6,6 +6,7 @@ import http.client
 import json
 import re
 import threading
+import time
 
 import pytest
 import uvicorn
@@ -118,7 +119,8 @@ BAD_REQUESTS = [
     (json.dumps({"text": "Rome", "colour": "red"}).encode(), 422, "colour: Extra inputs"),
     (json.dumps({"texts": ["a"] * 100_000}).encode(), 413, "100000 items; the limit is 1000"),
     (json.dumps({"text": "a" * 100_001}).encode(), 413, "100001 characters"),
-    (json.dumps({"texts": ["a " * 6000] * 10}).encode(), 413, "60000 tokens"),
+    (json.dumps({"texts": ["a " * 6000] * 10}).encode(), 413, "at least 60000 tokens"),
+    (json.dumps({"tokens": [["a"] * 6000] * 10}).encode(), 413, "has 60000 tokens"),
 ]
 
 
@@ -178,6 +180,32 @@ def test_odd_json_gets_a_json_4xx_without_a_traceback(
 def test_an_escaped_surrogate_pair_is_one_character(server: Server) -> None:
     status, answer = server.request("POST", "/predict", b'{"text": "Rome \\ud83d\\ude00"}', JSON)
     assert status == 200 and answer["documents"][0]["text"] == "Rome \U0001f600"
+
+
+def test_a_request_over_the_token_limit_is_refused_before_any_text_is_tokenized(
+    server: Server,
+) -> None:
+    """Two texts of 40,000 words already pass the 50,000-token limit, so the first text (a run
+    of "+", slow to tokenize) is never tokenized."""
+    texts = ["+" * 90_000, "a " * 40_000, "a " * 40_000]
+    began = time.monotonic()
+    status, answer = server.request("POST", "/predict", {"texts": texts})
+    assert status == 413 and answer["detail"] == (
+        "the request has at least 80000 tokens; the limit is 50000"
+    )
+    assert time.monotonic() - began < 5
+
+
+def test_tokenizing_stops_at_the_text_that_passes_the_token_limit(server: Server) -> None:
+    """ "a,a,..." is one word to the cheap count but 80,000 tokens: the texts after it are never
+    tokenized."""
+    texts = ["a," * 40_000, "+" * 90_000]
+    began = time.monotonic()
+    status, answer = server.request("POST", "/predict", {"texts": texts})
+    assert status == 413 and answer["detail"] == (
+        "the request has 80000 tokens up to texts[0]; the limit is 50000"
+    )
+    assert time.monotonic() - began < 5
 
 
 def test_ten_megabyte_body_is_refused_unread(server: Server) -> None:
