@@ -17,6 +17,7 @@ import sys
 from ner.cli.options import add_precision_option
 from ner.common.memory import limit_kernel_cache
 from ner.common.threads import cpu_threads
+from ner.serving.hosts import allowed_hosts
 
 # How long a worker process may take to answer uvicorn's liveness ping (see `main`).
 WORKER_HEALTHCHECK_SECONDS = 60
@@ -30,6 +31,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback)")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--allowed-hosts",
+        type=lambda value: [name.strip() for name in value.split(",") if name.strip()],
+        default=[],
+        metavar="NAMES",
+        help="comma-separated names the Host header may give besides localhost, 127.0.0.1, "
+        "[::1] and --host ('*': any); other requests get 400",
+    )
     p.add_argument("--workers", type=int, default=1, help="server processes, one model each")
     p.add_argument(
         "--threads",
@@ -63,6 +72,7 @@ def settings(args: argparse.Namespace) -> dict:
     return {
         "model": args.model,
         "threads": args.threads,
+        "allowed_hosts": sorted(allowed_hosts(args.host, args.allowed_hosts)),
         "tagger": {
             "device": args.device,
             "precision": args.precision,

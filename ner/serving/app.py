@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import re
+from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -33,6 +34,7 @@ from ner.data.tag_schemes import split_tag
 from ner.data.tokenize import TOKENIZERS, Token, tokenize_sentences
 from ner.serving.archive import MANIFEST, read_manifest
 from ner.serving.batcher import MicroBatcher, Overloaded
+from ner.serving.hosts import LOOPBACK, HostCheck
 from ner.serving.schema import (
     BiLMInfo,
     DocumentOut,
@@ -346,9 +348,11 @@ def create_app(
     tagger: Tagger,
     model_dir: str | Path,
     limits: Limits | None = None,
+    allowed_hosts: Iterable[str] = LOOPBACK,
     **batching: Any,
 ) -> FastAPI:
-    """The application for one loaded tagger; `batching` goes to `MicroBatcher`
+    """The application for one loaded tagger. allowed_hosts: the names a request's Host header
+    may give (`ner.serving.hosts`; ``*`` for any); `batching` goes to `MicroBatcher`
     (max_batch_tokens, max_wait, max_queue, batch_size)."""
     limits = limits or Limits()
     model_dir = Path(model_dir)
@@ -359,6 +363,7 @@ def create_app(
         summary=f"Named entities with the tagger {info.model}",
         version=info.archive_sha256[:12],
     )
+    app.add_middleware(HostCheck, allowed=allowed_hosts)
     app.state.batcher = batcher
     app.router.add_event_handler("shutdown", batcher.close)
 
@@ -430,5 +435,9 @@ def app_from_environment() -> FastAPI:
     torch.set_num_threads(settings["threads"])
     tagger = Tagger.load(settings["model"], **settings["tagger"])
     return create_app(
-        tagger, settings["model"], Limits(**settings["limits"]), **settings["batching"]
+        tagger,
+        settings["model"],
+        Limits(**settings["limits"]),
+        settings["allowed_hosts"],
+        **settings["batching"],
     )
