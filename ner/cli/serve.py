@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from ner.cli.options import add_precision_option
 from ner.common.memory import limit_kernel_cache
@@ -55,6 +56,18 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-queue", type=int, default=1024, help="waiting requests before 503s")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a request gets 503")
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a client has for a request's headers, and again for its body (default 10)",
+    )
+    p.add_argument(
+        "--keep-alive-timeout",
+        type=float,
+        default=5.0,
+        help="seconds an idle connection stays open after an answer (default 5)",
+    )
     p.add_argument("--max-body-bytes", type=int, default=1_000_000, help="largest request body")
     p.add_argument("--max-texts", type=int, default=1000, help="most texts or sentences a request")
     p.add_argument("--max-text-chars", type=int, default=100_000, help="longest text (characters)")
@@ -85,6 +98,7 @@ def settings(args: argparse.Namespace) -> dict:
             "max_text_chars": args.max_text_chars,
             "max_tokens": args.max_tokens,
             "timeout": args.timeout,
+            "read_timeout": args.read_timeout,
         },
         "batching": {
             "max_batch_tokens": args.max_batch_tokens,
@@ -96,13 +110,13 @@ def settings(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, load the model (once per worker), serve until interrupted."""
-    import uvicorn
-
     from ner.serving.app import SETTINGS_VARIABLE, app_from_environment
     from ner.serving.archive import ArchiveError, read_manifest
+    from ner.serving.server import serve
 
     positive = ("workers", "threads", "max_batch_tokens", "max_queue", "max_body_bytes")
     positive += ("max_texts", "max_text_chars", "max_tokens", "max_length", "timeout")
+    positive += ("read_timeout", "keep_alive_timeout")
     for name in positive:
         if getattr(args, name) <= 0:
             print(f"ner-serve: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
@@ -118,25 +132,27 @@ def run(args: argparse.Namespace) -> int:
         except ArchiveError as error:
             print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
             return 1
-        uvicorn.run(
-            "ner.serving.app:app_from_environment",
-            factory=True,
-            host=args.host,
-            port=args.port,
-            workers=args.workers,
-            log_level=args.log_level,
-            # A worker answers the supervisor's pings while it loads the model; on a busy machine
-            # that answer can take longer than uvicorn's 5 s, and a worker killed for it is
-            # replaced by one that loads again, without end.
-            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
-        )
-        return 0
-    try:
-        app = app_from_environment()  # load before binding: a bad model fails fast and clearly
-    except (ArchiveError, OSError, ValueError) as error:
-        print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
-        return 1
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        app: Any = "ner.serving.app:app_from_environment"
+    else:
+        try:
+            app = app_from_environment()  # load before binding: a bad model fails fast, clearly
+        except (ArchiveError, OSError, ValueError) as error:
+            print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
+            return 1
+    serve(
+        app,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        read_timeout=args.read_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+        shutdown_timeout=args.timeout,  # requests in progress get at most their own timeout
+        # A worker answers the supervisor's pings while it loads the model; on a busy machine
+        # that answer can take longer than uvicorn's 5 s, and a worker killed for it is
+        # replaced by one that loads again, without end.
+        worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+    )
     return 0
 
 

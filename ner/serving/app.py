@@ -52,6 +52,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text}
     for code, text in {
         400: "the body is not UTF-8 JSON",
+        408: "the body did not arrive within the read timeout",
         415: "the body is not declared as JSON (Content-Type: application/json)",
         413: "the request exceeds a limit (body size, texts, characters or tokens)",
         422: "the JSON does not match the schema, or a text or token is empty",
@@ -127,17 +128,26 @@ def check_content_type(header: str | None) -> None:
         )
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with a 413 as soon as it passes `limit` bytes."""
+async def read_body(request: Request, limit: int, timeout: float) -> bytes:
+    """The request body, refused with a 413 as soon as it passes `limit` bytes, and with a 408
+    (closing the connection) when it has not arrived whole within `timeout` seconds."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"the body has {declared} bytes; the limit is {limit}")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"the body passes the limit of {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise HTTPException(413, f"the body passes the limit of {limit} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise HTTPException(
+            408,
+            f"the body did not arrive within {timeout:g} s ({size} bytes came)",
+            headers={"Connection": "close"},
+        ) from None
     return b"".join(chunks)
 
 
@@ -394,7 +404,7 @@ def create_app(
     async def predict(request: Request) -> PredictResponse:
         """Tag raw text (`text` or `texts`) or pre-tokenized sentences (`tokens`)."""
         check_content_type(request.headers.get("content-type"))
-        parsed = parse_request(await read_body(request, limits.max_body_bytes))
+        parsed = parse_request(await read_body(request, limits.max_body_bytes, limits.read_timeout))
         texts, documents = await run_in_threadpool(prepare, parsed, limits)
         try:
             future = batcher.submit(texts, documents)

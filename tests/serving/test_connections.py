@@ -1,9 +1,12 @@
-"""`ner-serve` and its connections: the names it answers to, and a client that hangs up costs no
-model time."""
+"""`ner-serve` and its connections: the names it answers to, deadlines for slow and idle clients,
+a shutdown that ends, and a client that hangs up costs no model time."""
 
 import json
+import signal
 import socket
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,3 +86,120 @@ def test_the_names_a_server_answers_to() -> None:
         "10.1.2.3",
         "ner.example.org",
     }
+
+
+@pytest.fixture(scope="module")
+def impatient(served_run: Path) -> Iterator[Server]:
+    """ner-serve giving clients 1 s for headers, 1 s for a body and 1 s of idleness."""
+    running = start_server(
+        served_run, "--threads", "1", "--read-timeout", "1", "--keep-alive-timeout", "1"
+    )
+    yield running
+    stop_server(running)
+
+
+def closed_within(connection: socket.socket, seconds: float) -> bool:
+    """Whether the server closes `connection` within `seconds` (reading and dropping what it
+    sends)."""
+    connection.settimeout(seconds)
+    try:
+        while connection.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def test_a_silent_connection_is_closed(impatient: Server) -> None:
+    with socket.create_connection((impatient.host, impatient.port)) as connection:
+        assert closed_within(connection, 5)
+
+
+def test_headers_sent_a_byte_at_a_time_are_cut_off(impatient: Server) -> None:
+    """Slowloris: every byte comes in time for uvicorn's keep-alive timer, but the headers as a
+    whole do not come within the read timeout."""
+    head = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000
+    closed = False
+    with socket.create_connection((impatient.host, impatient.port)) as connection:
+        connection.settimeout(0.2)
+        began = time.monotonic()
+        for byte in head:
+            if time.monotonic() - began > 5:
+                break
+            try:
+                connection.sendall(bytes([byte]))
+                closed = connection.recv(1) == b""
+            except TimeoutError:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+            if closed:
+                break
+    assert closed
+
+
+def test_a_body_that_does_not_arrive_gets_408(impatient: Server) -> None:
+    head = (
+        b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 100\r\n\r\n"
+    )
+    with socket.create_connection((impatient.host, impatient.port), timeout=10) as connection:
+        connection.sendall(head + b'{"text": "Rome')
+        answer = connection.makefile("rb").read()  # to the end: the server closes
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b'"detail":"the body did not arrive within 1 s (14 bytes came)"' in answer
+
+
+def test_an_idle_connection_is_closed_after_the_keep_alive_timeout(impatient: Server) -> None:
+    with socket.create_connection((impatient.host, impatient.port), timeout=10) as connection:
+        connection.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert connection.recv(65536).startswith(b"HTTP/1.1 200")
+        began = time.monotonic()
+        assert closed_within(connection, 5)
+        assert time.monotonic() - began < 3
+
+
+def half_sent_body(server: Server) -> socket.socket:
+    """A connection holding a /predict request whose body has not all been sent."""
+    connection = socket.create_connection((server.host, server.port), timeout=30)
+    connection.sendall(
+        b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b'Content-Length: 100\r\n\r\n{"text": "Ro'
+    )
+    time.sleep(0.5)
+    return connection
+
+
+def exits_within(process: subprocess.Popen, seconds: float) -> bool:
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def test_sigterm_stops_the_server_while_a_body_is_half_sent(served_run: Path) -> None:
+    """The server stops within the read timeout: the body's reader gives up with a 408."""
+    server = start_server(served_run, "--threads", "1", "--read-timeout", "1")
+    try:
+        with half_sent_body(server):
+            server.process.send_signal(signal.SIGTERM)
+            assert exits_within(server.process, 10)
+    finally:
+        stop_server(server)
+
+
+def test_a_second_sigterm_stops_the_server_at_once(served_run: Path) -> None:
+    """With the default read timeout (10 s) the first SIGTERM waits for the body; a second one
+    does not."""
+    server = start_server(served_run, "--threads", "1")
+    try:
+        with half_sent_body(server):
+            server.process.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+            server.process.send_signal(signal.SIGTERM)
+            assert exits_within(server.process, 3)
+    finally:
+        stop_server(server)
