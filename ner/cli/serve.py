@@ -4,9 +4,9 @@
 
 ``POST /predict`` tags ``{"text": ...}``, ``{"texts": [...]}`` or ``{"tokens": [[...]]}``;
 ``GET /health`` and ``GET /info`` describe the server and model; ``/`` is a page that highlights
-the entities of pasted text; ``/docs`` is the OpenAPI page. Concurrent requests are tagged in
-shared micro-batches. With ``--workers N`` uvicorn runs N processes, each loading the model once
-and using ``--threads`` CPU threads.
+the entities of pasted text; ``/openapi.json`` is the API's OpenAPI schema. Concurrent requests
+are tagged in shared micro-batches. With ``--workers N`` uvicorn runs N processes, each loading
+the model once and using ``--threads`` CPU threads.
 """
 
 import argparse

@@ -1,4 +1,4 @@
-"""The `ner-serve` web application: the JSON API, the OpenAPI page and the entity page at ``/``.
+"""The `ner-serve` web application: the JSON API, its OpenAPI schema and the entity page at ``/``.
 
     app = create_app(Tagger.load("outputs/run/model"), "outputs/run/model")
     uvicorn.run(app)
@@ -368,10 +368,12 @@ def create_app(
     model_dir = Path(model_dir)
     info = model_info(tagger, model_dir, limits)
     batcher = MicroBatcher(tagger, **batching)
-    app = FastAPI(
+    app = FastAPI(  # no /docs or /redoc: FastAPI's pages load their scripts from a CDN
         title="ner-serve",
         summary=f"Named entities with the tagger {info.model}",
         version=info.archive_sha256[:12],
+        docs_url=None,
+        redoc_url=None,
     )
     app.add_middleware(HostCheck, allowed=allowed_hosts)
     app.state.batcher = batcher

@@ -1,4 +1,4 @@
-"""The JSON of `ner-serve`'s API as pydantic models (they also make the OpenAPI page at /docs),
+"""The JSON of `ner-serve`'s API as pydantic models (they also make its OpenAPI schema),
 and the limits that keep one request from taking the server down."""
 
 from dataclasses import dataclass

@@ -242,7 +242,15 @@ def test_openapi_schema_describes_predict(server: Server) -> None:
     assert status == 200
     body = schema["paths"]["/predict"]["post"]["requestBody"]["content"]["application/json"]
     assert set(body["schema"]["properties"]) >= {"text", "texts", "tokens", "tokenizer"}
-    assert server.request("GET", "/docs")[0] == 200
+
+
+def test_no_page_loads_scripts_from_elsewhere(server: Server) -> None:
+    """FastAPI's /docs and /redoc pages load their scripts from a CDN (blank offline, and a
+    third party's code next to the API): the server has neither; its own page is self-contained."""
+    assert server.request("GET", "/docs")[0] == 404
+    assert server.request("GET", "/redoc")[0] == 404
+    status, page = server.request("GET", "/")
+    assert status == 200 and not re.search(r"(src|href)=[\"']?(https?:)?//", page)
 
 
 def test_request_that_waits_too_long_gets_503(served_run) -> None:
