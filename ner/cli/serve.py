@@ -75,6 +75,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=int, default=256, help="longer sentences go in pieces")
     p.add_argument("--tag-scheme", choices=("iob1", "iob2", "bioes"), help="scheme of the tags")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    p.add_argument(
+        "--allow-download",
+        action="store_true",
+        help="download a biLM that the model folder gives as a URL (default: refuse)",
+    )
     add_precision_option(p)
     p.add_argument("--log-level", default="info", help="uvicorn's log level")
     return p
@@ -86,6 +91,7 @@ def settings(args: argparse.Namespace) -> dict:
         "model": args.model,
         "threads": args.threads,
         "allowed_hosts": sorted(allowed_hosts(args.host, args.allowed_hosts)),
+        "allow_download": args.allow_download,
         "tagger": {
             "device": args.device,
             "precision": args.precision,

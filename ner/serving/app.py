@@ -445,7 +445,9 @@ def app_from_environment() -> FastAPI:
 
     settings = json.loads(os.environ[SETTINGS_VARIABLE])
     torch.set_num_threads(settings["threads"])
-    tagger = Tagger.load(settings["model"], **settings["tagger"])
+    tagger = Tagger.load(
+        settings["model"], allow_download=settings["allow_download"], **settings["tagger"]
+    )
     return create_app(
         tagger,
         settings["model"],

@@ -212,9 +212,13 @@ class Tagger:
         return bilm.to(self.device).eval()
 
     @classmethod
-    def load(cls, directory: str | Path, **options: Any) -> "Tagger":
-        """Load a model directory (see `ner.serving.archive`); `options` go to the constructor."""
-        archive = load_archive(directory)
+    def load(
+        cls, directory: str | Path, *, allow_download: bool = False, **options: Any
+    ) -> "Tagger":
+        """Load a model directory (see `ner.serving.archive`); allow_download: fetch a biLM
+        that the folder gives as a URL (off by default: the folder chooses the address);
+        `options` go to the constructor."""
+        archive = load_archive(directory, allow_download=allow_download)
         try:
             model = TaggerModel(**archive.model_config)
         except (TypeError, ValueError) as error:

@@ -49,6 +49,7 @@ def test_a_reversed_tag_list_is_refused_not_loaded(tmp_path):
         (lambda m: m["bilm"]["options"].update(sha256=7), "bilm.options.sha256"),
         (lambda m: m["bilm"]["weights"].update(file="../../outside.hdf5"), "bilm.weights.file"),
         (lambda m: m["bilm"]["weights"].pop("file"), "bilm.weights.source"),
+        (lambda m: m["bilm"]["weights"].update(size=1e9), "bilm.weights.size"),
     ],
 )
 def test_bogus_or_missing_fields_are_named(tmp_path, change, field):

@@ -191,6 +191,40 @@ def test_large_bilm_is_referenced_not_copied(tmp_path: Path) -> None:
         Tagger.load(tmp_path / "model")
 
 
+def test_a_bilm_url_is_downloaded_only_when_allowed(
+    tmp_path: Path, http_server, isolated_data_dir: Path
+) -> None:
+    """A model folder may name any URL for its biLM: loading fetches it only when the caller
+    allows downloads, and never more bytes than the manifest recorded."""
+    for name in ("options.json", "lm_weights.hdf5"):
+        shutil.copy(FIXTURE / name, http_server.root / name)
+    tagger = train_tagger(steps=1)
+    tagger.bilm_files = type(tagger.bilm_files)(
+        http_server.url("options.json"), http_server.url("lm_weights.hdf5"), state="warm"
+    )
+    directory = tagger.save(tmp_path / "model", embed_bilm_max_bytes=1000)
+    manifest = json.loads((directory / "archive.json").read_text())
+    assert manifest["bilm"]["weights"]["source"] == http_server.url("lm_weights.hdf5")
+    assert manifest["bilm"]["weights"]["size"] == (FIXTURE / "lm_weights.hdf5").stat().st_size
+    shutil.rmtree(isolated_data_dir / "downloads")  # as on a machine that never fetched it
+    http_server.hits.clear()
+
+    with pytest.raises(ArchiveError, match=r"is to be downloaded from http.*allow_download=True"):
+        Tagger.load(directory)
+    assert http_server.hits == []  # nothing was fetched
+
+    weights = http_server.root / "lm_weights.hdf5"
+    weights.write_bytes(weights.read_bytes() + bytes(2**20))  # the server now sends 1 MiB more
+    with pytest.raises(ArchiveError, match=r"biLM weights file .*more than the \d+ expected"):
+        Tagger.load(directory, allow_download=True)
+    assert not any((isolated_data_dir / "downloads").glob("*lm_weights*"))
+
+    shutil.copy(FIXTURE / "lm_weights.hdf5", weights)
+    loaded = Tagger.load(directory, allow_download=True)
+    assert len(loaded.predict("Anna likes Rome.")[0].tags) == 4
+    Tagger.load(directory)  # in the download cache now: no download needed
+
+
 def test_model_of_another_format_version_is_refused(tmp_path: Path) -> None:
     directory = copy_model(tmp_path)
     manifest = json.loads((directory / "archive.json").read_text())
