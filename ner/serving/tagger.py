@@ -28,7 +28,13 @@ from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
 from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
-from ner.serving.archive import ArchiveError, BiLMFiles, load_archive, save_archive
+from ner.serving.archive import (
+    WEIGHTS,
+    ArchiveError,
+    BiLMFiles,
+    load_archive,
+    save_archive,
+)
 from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
@@ -155,6 +161,52 @@ def save_tagger(
     )
 
 
+_ENCODER_LAYER = re.compile(r"encoder\.weight_ih_l\d+")
+
+
+def _shape(value: tuple[int, ...] | None) -> str:
+    return "no such tensor" if value is None else f"shape {list(value)}"
+
+
+def check_sizes(config: dict[str, Any], weights: dict[str, torch.Tensor], directory: Path) -> None:
+    """Check a model directory's `TaggerModel` config against its weights before the model is
+    built, so that crafted sizes cost nothing: a ``num_layers`` of a million would otherwise
+    build a million layers, a ``num_words`` of ten million allocate the embedding, before the
+    weights could be compared. First the values that set how many modules the model has, then
+    every tensor's shape in a model built on the meta device (which allocates no memory).
+    Raises `ArchiveError` naming the config value or the tensor."""
+    where = f"{directory}/archive.json: model_config"
+    layers = sum(1 for name in weights if _ENCODER_LAYER.fullmatch(name))
+    if config.get("num_layers") != layers:
+        raise ArchiveError(
+            f"{where}.num_layers is {config.get('num_layers')!r}, but the weights hold "
+            f"{layers} BiLSTM layer(s)"
+        )
+    mix = weights.get("elmo_mix.scalar_parameters")
+    mixed = None if mix is None or config.get("elmo_mix_layers") is not None else mix.shape[0]
+    if config.get("elmo_dim") and mixed is not None and config.get("elmo_layers") != mixed:
+        raise ArchiveError(
+            f"{where}.elmo_layers is {config.get('elmo_layers')!r}, but the weights mix "
+            f"{mixed} biLM layers"
+        )
+    try:
+        with torch.device("meta"):
+            model = TaggerModel(**config)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise ArchiveError(
+            f"{where} does not fit this version of ner-elmo's TaggerModel: {error}"
+        ) from None
+    expected = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
+    stored = {name: tuple(tensor.shape) for name, tensor in weights.items()}
+    for name in sorted(expected.keys() | stored.keys()):
+        if expected.get(name) != stored.get(name):
+            raise ArchiveError(
+                f"the weights in {directory} do not fit its model config: {name} has "
+                f"{_shape(stored.get(name))} in {WEIGHTS}, {_shape(expected.get(name))} by "
+                "the model_config in archive.json"
+            )
+
+
 class Tagger:
     """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
 
@@ -219,19 +271,9 @@ class Tagger:
         that the folder gives as a URL (off by default: the folder chooses the address);
         `options` go to the constructor."""
         archive = load_archive(directory, allow_download=allow_download)
-        try:
-            model = TaggerModel(**archive.model_config)
-        except (TypeError, ValueError) as error:
-            raise ArchiveError(
-                f"the model config in {directory}/archive.json does not fit this version of "
-                f"ner-elmo's TaggerModel: {error}"
-            ) from None
-        try:
-            model.load_state_dict(archive.state_dict)
-        except RuntimeError as error:
-            raise ArchiveError(
-                f"the weights in {directory} do not fit its model config: {error}"
-            ) from None
+        check_sizes(archive.model_config, archive.state_dict, Path(directory))
+        model = TaggerModel(**archive.model_config)  # as large as the weights: checked above
+        model.load_state_dict(archive.state_dict)
         encoder = Encoder.from_json(archive.vocabularies["encoder"])
         if "pretrained_words" in archive.vocabularies:  # words outside the training data
             encoder.pretrained = Vocabulary.from_json(archive.vocabularies["pretrained_words"])

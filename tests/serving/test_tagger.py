@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -253,6 +254,32 @@ def test_damaged_model_directories_get_clear_errors(tmp_path: Path, damage, mess
     damage(directory)
     with pytest.raises(ArchiveError, match=message):
         Tagger.load(directory)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"num_layers": 10**6}, r"model_config\.num_layers is 1000000, but the weights hold 1 "),
+        ({"elmo_layers": 10**12}, r"model_config\.elmo_layers is 1000000000000, but the weights"),
+        (
+            {"num_words": 10**7},
+            r"word_embedding\.weight has shape \[33, 8\] in weights\.safetensors, shape "
+            r"\[10000000, 8\] by the model_config",
+        ),
+        ({"hidden_size": 10**6}, r"encoder\.bias_hh_l0 has shape \[64\] .*shape \[4000000\]"),
+    ],
+)
+def test_crafted_sizes_are_refused_before_the_model_is_built(
+    tmp_path: Path, change: dict, message: str
+) -> None:
+    """A re-signed archive.json asking for a million layers or ten million words is compared
+    with the weights before anything is allocated, and refused at once."""
+    directory = copy_model(tmp_path)
+    edit_manifest(directory, **change)
+    began = time.monotonic()
+    with pytest.raises(ArchiveError, match=message):
+        Tagger.load(directory)
+    assert time.monotonic() - began < 5
 
 
 def test_bad_arguments(tagger: Tagger) -> None:
