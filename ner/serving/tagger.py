@@ -26,7 +26,7 @@ import torch
 from ner.bilm.bilm import BiLM
 from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
-from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
+from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
 from ner.serving.archive import (
     WEIGHTS,
@@ -207,6 +207,28 @@ def check_sizes(config: dict[str, Any], weights: dict[str, torch.Tensor], direct
             )
 
 
+def check_vocabularies(model: TaggerModel, encoder: Encoder) -> None:
+    """Every id the encoder can give has a row in the model (ValueError otherwise): a vocabulary
+    longer than its embedding would make each sentence with one of its last words fail, and with
+    it every request tagged in the same batch."""
+    sizes = []
+    if model.word_embedding is not None:
+        rows = model.pretrained_words.shape[0] if model.pretrained_words is not None else 0
+        sizes.append(("words", len(encoder.words), model.word_embedding.num_embeddings))
+        if encoder.pretrained is not None:
+            sizes.append(("pretrained words", len(encoder.pretrained), rows))
+    if model.char_encoder is not None:
+        sizes.append(
+            ("characters", len(encoder.chars), model.char_encoder.embedding.num_embeddings)
+        )
+    for what, entries, rows in sizes:
+        if entries != rows:
+            raise ValueError(
+                f"the vocabulary of {what} has {entries} entries, but the model's embedding "
+                f"has {rows} rows: the vocabularies and the weights do not belong together"
+            )
+
+
 class Tagger:
     """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
 
@@ -237,6 +259,10 @@ class Tagger:
             raise ValueError(f"max_length must be positive, got {max_length}")
         if model.elmo_mix is not None and bilm is None:
             raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
+        check_vocabularies(model, encoder)
+        for name, scheme in (("corpus_scheme", corpus_scheme), ("tag_scheme", tag_scheme)):
+            if scheme is not None and scheme not in SCHEMES:
+                raise ValueError(f"{name} must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
         self.encoder = encoder
@@ -260,6 +286,13 @@ class Tagger:
             return None
         files = self.bilm_files
         bilm = BiLM.from_files(files.options, files.weights, state=files.state)
+        wanted = (self.model.config["elmo_layers"], self.model.config["elmo_dim"])
+        if (bilm.num_layers, bilm.output_dim) != wanted:
+            raise ArchiveError(
+                f"the biLM {files.options} gives {bilm.num_layers} layers of {bilm.output_dim} "
+                f"values, but the model mixes {wanted[0]} layers of {wanted[1]}: the biLM is not "
+                "the one the model was trained with"
+            )
         bilm.lstm.product_dtype = self.model.encoder.product_dtype
         return bilm.to(self.device).eval()
 
@@ -277,6 +310,10 @@ class Tagger:
         encoder = Encoder.from_json(archive.vocabularies["encoder"])
         if "pretrained_words" in archive.vocabularies:  # words outside the training data
             encoder.pretrained = Vocabulary.from_json(archive.vocabularies["pretrained_words"])
+        try:
+            check_vocabularies(model, encoder)
+        except ValueError as error:
+            raise ArchiveError(f"model {directory}: {error}") from None
         corpus_scheme = archive.manifest["metadata"].get("corpus_scheme")
         tagger = cls(model, encoder, archive.bilm, corpus_scheme=corpus_scheme, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest

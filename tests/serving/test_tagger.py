@@ -1,6 +1,7 @@
 """The `Tagger` API and the model directory (ner/serving/tagger.py, archive.py) on a tiny real
 model trained on the fixture biLM (tests/tiny_tagger.py)."""
 
+import hashlib
 import itertools
 import json
 import shutil
@@ -13,9 +14,17 @@ import pytest
 import torch
 from tiny_tagger import FIXTURE, corpus, one_thread, saved_model, train_tagger
 
+from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
+from ner.bilm.options import BiLMOptions
 from ner.data.tag_schemes import tags_to_spans
-from ner.serving.archive import FORMAT_VERSION, ArchiveError, load_archive, manifest_digest
+from ner.serving.archive import (
+    FORMAT_VERSION,
+    ArchiveError,
+    BiLMFiles,
+    load_archive,
+    manifest_digest,
+)
 from ner.serving.tagger import Tagger
 from ner.tagger.dataset import collate
 
@@ -282,6 +291,37 @@ def test_crafted_sizes_are_refused_before_the_model_is_built(
     assert time.monotonic() - began < 5
 
 
+def test_a_vocabulary_longer_than_its_embedding_is_refused(tmp_path: Path) -> None:
+    """One word past the embedding's rows would fail every sentence that holds it, and every
+    request in the same batch: such a folder is refused at load."""
+    directory = copy_model(tmp_path)
+    path = directory / "vocabularies" / "encoder.json"
+    vocabulary = json.loads(path.read_text())
+    vocabulary["words"]["items"].append("zanzibar")
+    path.write_text(json.dumps(vocabulary))
+    manifest = json.loads((directory / "archive.json").read_text())
+    manifest["sha256"]["vocabularies/encoder.json"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["manifest_sha256"] = manifest_digest(manifest)
+    (directory / "archive.json").write_text(json.dumps(manifest))
+    with pytest.raises(
+        ArchiveError, match=r"words has 34 entries, but the model's embedding has 33 rows"
+    ):
+        Tagger.load(directory)
+
+
+def test_a_bilm_of_another_shape_is_refused(tagger: Tagger, tmp_path: Path) -> None:
+    """A model reads a fixed number of biLM layers of a fixed width; another biLM would make
+    every request fail."""
+    options = json.loads((FIXTURE / "options.json").read_text())
+    options["lstm"]["n_layers"] = 1
+    other = BiLM(BiLMOptions.from_dict(options))
+    other.save(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    files = BiLMFiles(str(tmp_path / "options.json"), str(tmp_path / "weights.hdf5"), "warm")
+    wrong = Tagger(tagger.model, tagger.encoder, files)
+    with pytest.raises(ArchiveError, match="gives 2 layers of 32 values, but the model mixes 3"):
+        _ = wrong.bilm
+
+
 def test_bad_arguments(tagger: Tagger) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         tagger.predict("Rome", batch_size=0)
@@ -291,6 +331,8 @@ def test_bad_arguments(tagger: Tagger) -> None:
         tagger.tag_sentences([["Rome"], []])
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
         Tagger.load(saved_model(), precision="float16")
+    with pytest.raises(ValueError, match="tag_scheme must be one of iob1, iob2, bioes"):
+        Tagger(tagger.model, tagger.encoder, tagger.bilm_files, tag_scheme="bilou")
 
 
 def test_bfloat16_precision_keeps_the_tags(tagger: Tagger) -> None:
