@@ -18,10 +18,12 @@ Layout (``FORMAT_VERSION`` 2)::
 Loading needs neither Hydra nor the training data. The directory is written under a temporary
 name and renamed into place, so a crash never leaves a half-written model that looks complete.
 A model directory of another format version is refused with an error that says which versions
-are involved. Every file's sha256 is checked on load, archive.json's own included (an edited tag
-list is refused, not silently loaded), and every manifest field is checked for its type and form,
-so a damaged or crafted manifest gives an `ArchiveError` naming the field. Version 1 directories
-(written before the manifest carried its own digest) still load, with a warning.
+are involved. Every file's sha256 is checked on load, archive.json's own included (a hand-edited
+tag list is refused, not silently loaded), and every manifest field is checked for its type and
+form, so a damaged or crafted manifest gives an `ArchiveError` naming the field. The digests
+carry no key: they detect damage and careless edits, not a deliberate edit that rewrites them
+too. Version 1 directories (written before the manifest carried its own digest) still load, with
+a warning and without that check of archive.json.
 """
 
 import hashlib
