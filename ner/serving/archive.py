@@ -63,11 +63,11 @@ MAX_BILM_BYTES = 4 * 2**30
 class BiLMFiles:
     """Where a frozen biLM lives: options/weights as local paths or URLs, with their sha256
     (computed from local files when None), and the state mode it was run in
-    ("warm" | "stateless" | "stateful")."""
+    ("warm" | "stateless" | "stateful"; by default "warm", as training's ``elmo.state``)."""
 
     options: str
     weights: str
-    state: str = "stateless"
+    state: str = "warm"
     options_sha256: str | None = None
     weights_sha256: str | None = None
 

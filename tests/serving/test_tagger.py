@@ -1,6 +1,7 @@
 """The `Tagger` API and the model directory (ner/serving/tagger.py, archive.py) on a tiny real
 model trained on the fixture biLM (tests/tiny_tagger.py)."""
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -27,6 +28,7 @@ from ner.serving.archive import (
 )
 from ner.serving.tagger import Tagger
 from ner.tagger.dataset import collate
+from ner.training.config import ElmoConfig
 
 TEXTS = [
     "Peter Smith lives in Rome. Anna went to London!",
@@ -233,6 +235,12 @@ def test_a_bilm_url_is_downloaded_only_when_allowed(
     loaded = Tagger.load(directory, allow_download=True)
     assert len(loaded.predict("Anna likes Rome.")[0].tags) == 4
     Tagger.load(directory)  # in the download cache now: no download needed
+
+
+def test_bilm_files_default_to_the_state_mode_training_uses() -> None:
+    """A model's biLM must run as in training; a default of "stateless" gave other layers."""
+    training = {field.name: field.default for field in dataclasses.fields(ElmoConfig)}["state"]
+    assert BiLMFiles("options.json", "weights.hdf5").state == training == "warm"
 
 
 def test_model_of_another_format_version_is_refused(tmp_path: Path) -> None:
