@@ -4,12 +4,13 @@
     uvicorn.run(app)
 
 Every route answers JSON; bad input gets a 4xx whose ``detail`` says what is wrong, and never
-reaches the model: a body that is not declared ``application/json`` is refused unread (so a web
-page cannot post to the API without the CORS preflight this server never grants), the body is
-read with a size cap, decoded as UTF-8, parsed, validated against `PredictRequest` and checked
-against the `Limits` before anything is queued. Requests are tagged
-in shared micro-batches (`MicroBatcher`); one that waits longer than ``limits.timeout`` seconds
-gets a 503.
+reaches the model: a request whose Host header names another site is refused (`HostCheck`), a
+body that is not declared ``application/json`` is refused unread (so a web page cannot post to
+the API without the CORS preflight this server never grants), the body is read with a size cap
+and a deadline, decoded as UTF-8, parsed, validated against `PredictRequest` and checked against
+the `Limits` before anything is queued. Requests are tagged in shared micro-batches
+(`MicroBatcher`); one that waits longer than ``limits.timeout`` seconds gets a 503, and one whose
+client hangs up is dropped.
 """
 
 import asyncio
@@ -51,11 +52,11 @@ PAGE = Path(__file__).with_name("page")
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text}
     for code, text in {
-        400: "the body is not UTF-8 JSON",
+        400: "the body is not UTF-8 JSON that Python reads, or the Host header is not allowed",
         408: "the body did not arrive within the read timeout",
-        415: "the body is not declared as JSON (Content-Type: application/json)",
         413: "the request exceeds a limit (body size, texts, characters or tokens)",
-        422: "the JSON does not match the schema, or a text or token is empty",
+        415: "the body is not declared as JSON (Content-Type: application/json)",
+        422: "the JSON does not match the schema, or a text or token is empty or not Unicode",
         503: "the server is overloaded, or the request timed out",
     }.items()
 }
