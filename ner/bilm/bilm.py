@@ -105,8 +105,11 @@ class BiLM(nn.Module):
                 raise ValueError(f"{options_file}: unknown expected key {key!r}")
             if actual != value:
                 raise ValueError(f"{options_file}: {key} = {actual}, the preset expects {value}")
+        # The weights are read (and checked against the options) before the model is built: a
+        # crafted options file (a million layers) fails there instead of allocating them.
+        arrays = read_weights(resolve(weight_file, desc="ELMo weights"), options)
         model = cls(options, state=state)
-        model.load_tf_arrays(read_weights(resolve(weight_file, desc="ELMo weights"), options))
+        model.load_tf_arrays(arrays)
         return model
 
     def load_tf_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:

@@ -94,12 +94,30 @@ def _check_no_extra_layers(
         )
 
 
+def _check_counts(weight_file: str | Path, handle: h5py.File, options: BiLMOptions) -> None:
+    """Refuse options that ask for more layers or convolutions than the file holds, before
+    `expected_shapes` lists them (a crafted ``n_layers`` of a million would take that long)."""
+    cells = handle.get("RNN_0/RNN/MultiRNNCell")
+    counts = {
+        "lstm.n_layers": (options.n_layers, len(cells) if isinstance(cells, h5py.Group) else 0),
+        "char_cnn.n_highway": (options.n_highway, sum(k.startswith("CNN_high_") for k in handle)),
+        "char_cnn.filters": (len(options.filters), len(handle.get("CNN") or ()) // 2),
+    }
+    for key, (asked, held) in counts.items():
+        if asked > held:
+            raise WeightsError(
+                f"{weight_file}: {options.source} asks for {asked} ({key}), the file holds "
+                f"{held}: the options file and the weights file do not belong together"
+            )
+
+
 def read_weights(weight_file: str | Path, options: BiLMOptions) -> dict[str, np.ndarray]:
     """All datasets `options` needs, read into memory after checking names, shapes and values."""
-    shapes = expected_shapes(options)
     arrays: dict[str, np.ndarray] = {}
     try:
         with h5py.File(weight_file, "r") as handle:
+            _check_counts(weight_file, handle, options)
+            shapes = expected_shapes(options)
             _check_no_extra_layers(weight_file, handle, shapes, options)
             for name, shape in shapes.items():
                 dataset = handle.get(name)

@@ -4,19 +4,21 @@
 
 ``POST /predict`` tags ``{"text": ...}``, ``{"texts": [...]}`` or ``{"tokens": [[...]]}``;
 ``GET /health`` and ``GET /info`` describe the server and model; ``/`` is a page that highlights
-the entities of pasted text; ``/docs`` is the OpenAPI page. Concurrent requests are tagged in
-shared micro-batches. With ``--workers N`` uvicorn runs N processes, each loading the model once
-and using ``--threads`` CPU threads.
+the entities of pasted text; ``/openapi.json`` is the API's OpenAPI schema. Concurrent requests
+are tagged in shared micro-batches. With ``--workers N`` uvicorn runs N processes, each loading
+the model once and using ``--threads`` CPU threads.
 """
 
 import argparse
 import json
 import os
 import sys
+from typing import Any
 
 from ner.cli.options import add_precision_option
 from ner.common.memory import limit_kernel_cache
 from ner.common.threads import cpu_threads
+from ner.serving.hosts import allowed_hosts
 
 # How long a worker process may take to answer uvicorn's liveness ping (see `main`).
 WORKER_HEALTHCHECK_SECONDS = 60
@@ -30,6 +32,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback)")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--allowed-hosts",
+        type=lambda value: [name.strip() for name in value.split(",") if name.strip()],
+        default=[],
+        metavar="NAMES",
+        help="comma-separated names the Host header may give besides localhost, 127.0.0.1, "
+        "[::1] and --host ('*': any); other requests get 400",
+    )
     p.add_argument("--workers", type=int, default=1, help="server processes, one model each")
     p.add_argument(
         "--threads",
@@ -46,6 +56,18 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-queue", type=int, default=1024, help="waiting requests before 503s")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a request gets 503")
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a client has for a request's headers, and again for its body (default 10)",
+    )
+    p.add_argument(
+        "--keep-alive-timeout",
+        type=float,
+        default=5.0,
+        help="seconds an idle connection stays open after an answer (default 5)",
+    )
     p.add_argument("--max-body-bytes", type=int, default=1_000_000, help="largest request body")
     p.add_argument("--max-texts", type=int, default=1000, help="most texts or sentences a request")
     p.add_argument("--max-text-chars", type=int, default=100_000, help="longest text (characters)")
@@ -53,6 +75,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=int, default=256, help="longer sentences go in pieces")
     p.add_argument("--tag-scheme", choices=("iob1", "iob2", "bioes"), help="scheme of the tags")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+    p.add_argument(
+        "--allow-download",
+        action="store_true",
+        help="download a biLM that the model folder gives as a URL (default: refuse)",
+    )
     add_precision_option(p)
     p.add_argument("--log-level", default="info", help="uvicorn's log level")
     return p
@@ -63,6 +90,8 @@ def settings(args: argparse.Namespace) -> dict:
     return {
         "model": args.model,
         "threads": args.threads,
+        "allowed_hosts": sorted(allowed_hosts(args.host, args.allowed_hosts)),
+        "allow_download": args.allow_download,
         "tagger": {
             "device": args.device,
             "precision": args.precision,
@@ -75,6 +104,7 @@ def settings(args: argparse.Namespace) -> dict:
             "max_text_chars": args.max_text_chars,
             "max_tokens": args.max_tokens,
             "timeout": args.timeout,
+            "read_timeout": args.read_timeout,
         },
         "batching": {
             "max_batch_tokens": args.max_batch_tokens,
@@ -86,13 +116,13 @@ def settings(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, load the model (once per worker), serve until interrupted."""
-    import uvicorn
-
     from ner.serving.app import SETTINGS_VARIABLE, app_from_environment
     from ner.serving.archive import ArchiveError, read_manifest
+    from ner.serving.server import serve
 
     positive = ("workers", "threads", "max_batch_tokens", "max_queue", "max_body_bytes")
     positive += ("max_texts", "max_text_chars", "max_tokens", "max_length", "timeout")
+    positive += ("read_timeout", "keep_alive_timeout")
     for name in positive:
         if getattr(args, name) <= 0:
             print(f"ner-serve: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
@@ -108,25 +138,27 @@ def run(args: argparse.Namespace) -> int:
         except ArchiveError as error:
             print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
             return 1
-        uvicorn.run(
-            "ner.serving.app:app_from_environment",
-            factory=True,
-            host=args.host,
-            port=args.port,
-            workers=args.workers,
-            log_level=args.log_level,
-            # A worker answers the supervisor's pings while it loads the model; on a busy machine
-            # that answer can take longer than uvicorn's 5 s, and a worker killed for it is
-            # replaced by one that loads again, without end.
-            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
-        )
-        return 0
-    try:
-        app = app_from_environment()  # load before binding: a bad model fails fast and clearly
-    except (ArchiveError, OSError, ValueError) as error:
-        print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
-        return 1
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        app: Any = "ner.serving.app:app_from_environment"
+    else:
+        try:
+            app = app_from_environment()  # load before binding: a bad model fails fast, clearly
+        except (ArchiveError, OSError, ValueError) as error:
+            print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
+            return 1
+    serve(
+        app,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        read_timeout=args.read_timeout,
+        keep_alive_timeout=args.keep_alive_timeout,
+        shutdown_timeout=args.timeout,  # requests in progress get at most their own timeout
+        # A worker answers the supervisor's pings while it loads the model; on a busy machine
+        # that answer can take longer than uvicorn's 5 s, and a worker killed for it is
+        # replaced by one that loads again, without end.
+        worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+    )
     return 0
 
 

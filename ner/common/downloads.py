@@ -31,6 +31,14 @@ class DownloadError(NerError, OSError):
     """A URL could not be downloaded (the message names it and says when we look offline)."""
 
 
+class DownloadRefused(NerError, OSError):
+    """A URL would have to be downloaded, and the caller did not allow downloading."""
+
+
+class TooLargeError(NerError, OSError):
+    """A file is larger than its source said it would be (the download stops there)."""
+
+
 class ChecksumError(NerError, OSError):
     """A file's sha256 differs from the pinned one."""
 
@@ -80,11 +88,16 @@ def fetch(
     sha256: str | None = None,
     cache_dir: Path | None = None,
     desc: str | None = None,
+    max_bytes: int | None = None,
+    download: bool = True,
 ) -> Path:
     """A local path for `source` (a path, ``file://`` or http(s) URL), verified against `sha256`.
 
     URLs are downloaded once into `cache_dir` (default ``data_dir()/downloads``) under a name
     that includes the pinned digest (or the URL's hash), so a changed pin downloads afresh.
+    max_bytes: a file larger than this is refused (`TooLargeError`) before it is hashed, and a
+    download stops as soon as it passes it; download: False refuses (`DownloadRefused`) a URL
+    that is not in the cache yet.
     """
     source = str(source)
     parts = urllib.parse.urlsplit(source)
@@ -92,6 +105,8 @@ def fetch(
         path = Path(urllib.request.url2pathname(parts.path) if parts.scheme == "file" else source)
         if not path.is_file():
             raise MissingFileError(f"no such file: {path} (from {source!r})")
+        if max_bytes is not None and (size := path.stat().st_size) > max_bytes:
+            raise TooLargeError(f"{path} has {size} bytes, more than the {max_bytes} expected")
         if sha256 and (actual := sha256_file(path)) != sha256:
             raise ChecksumError(path, sha256, actual)
         return path
@@ -102,25 +117,39 @@ def fetch(
     target = cache_dir / f"{key[:16]}-{name}"
     if target.is_file():
         return target
+    if not download:
+        raise DownloadRefused(f"{source} would have to be downloaded, which was not allowed")
     with atomic_write(target) as part:
-        actual = _download(source, part, desc or name)
+        actual = _download(source, part, desc or name, max_bytes)
         if sha256 and actual != sha256:
             raise ChecksumError(f"{source} (downloaded)", sha256, actual)
     return target
 
 
-def _download(url: str, out, desc: str) -> str:
-    """Stream `url` into the open file `out` with a progress bar; returns the hex sha256."""
+def _download(url: str, out, desc: str, max_bytes: int | None = None) -> str:
+    """Stream `url` into the open file `out` with a progress bar, stopping with `TooLargeError`
+    past `max_bytes` (or at once when the server announces more); returns the hex sha256."""
     digest = hashlib.sha256()
     request = urllib.request.Request(url, headers={"User-Agent": "ner-elmo"})
+    limit = float("inf") if max_bytes is None else max_bytes
     try:
         with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
             total = int(response.headers.get("Content-Length") or 0) or None
+            if total is not None and total > limit:
+                raise TooLargeError(
+                    f"{url} announces {total} bytes, more than the {max_bytes} expected"
+                )
+            size = 0
             with tqdm(total=total, unit="B", unit_scale=True, desc=desc, disable=None) as bar:
                 while block := response.read(_CHUNK):
+                    size += len(block)
+                    if size > limit:
+                        raise TooLargeError(f"{url} sends more than the {max_bytes} bytes expected")
                     out.write(block)
                     digest.update(block)
                     bar.update(len(block))
+    except TooLargeError:
+        raise
     except urllib.error.HTTPError as error:
         raise DownloadError(
             f"could not download {url}: HTTP {error.code} {error.reason}"

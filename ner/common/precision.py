@@ -3,10 +3,12 @@
 Prediction spends most of its time in the matrix products of two LSTMs (the biLM's and the
 tagger's). In ``bfloat16`` those products take bfloat16 operands, which CPUs with bfloat16
 instructions (AVX512-BF16, AMX) and GPUs multiply about twice as fast; everything else (the
-char-CNNs, the scalar mix, the LSTM cell state, the CRF) stays in float32. It changes numbers:
-span confidences move by about 0.01 and a tag changes now and then (docs/serving.md, "Faster
-prediction in bfloat16", has the measured figures). Training always runs in float32: the
-setting only acts while no gradient is taken.
+char-CNNs, the scalar mix, the LSTM cell state, the CRF) stays in float32. The tagger's BiLSTM
+runs torch's fused kernel, which keeps a float32 cell state only through oneDNN (CPUs); where
+torch runs another kernel (GPUs, CPUs without bfloat16 support) that BiLSTM stays in float32.
+It changes numbers: span confidences move by about 0.01 and a tag changes now and then
+(docs/serving.md, "Faster prediction in bfloat16", has the measured figures). Training always
+runs in float32: the setting only acts while no gradient is taken.
 """
 
 import logging
@@ -29,6 +31,21 @@ def product_dtype(precision: str) -> torch.dtype | None:
 def active_dtype(dtype: torch.dtype | None) -> torch.dtype | None:
     """`dtype` while no gradient is taken, else None: training keeps the weights' float32."""
     return None if torch.is_grad_enabled() else dtype
+
+
+def fused_lstm_keeps_float32_cell(device: torch.device) -> bool:
+    """Whether torch's fused LSTM kernel on `device` runs bfloat16 products with a float32 cell
+    state. oneDNN's does when given a float32 initial cell state; torch runs bfloat16 LSTMs
+    through oneDNN on CPUs with bfloat16 support. Its other kernels (its own CPU kernel, cuDNN)
+    want the cell state in the products' dtype."""
+    if device.type != "cpu" or not (
+        torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+    ):
+        return False
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a torch without the check: assume not
+        return False
 
 
 def warn_if_slow(

@@ -1,33 +1,41 @@
-"""The `ner-serve` web application: the JSON API, the OpenAPI page and the entity page at ``/``.
+"""The `ner-serve` web application: the JSON API, its OpenAPI schema and the entity page at ``/``.
 
     app = create_app(Tagger.load("outputs/run/model"), "outputs/run/model")
     uvicorn.run(app)
 
 Every route answers JSON; bad input gets a 4xx whose ``detail`` says what is wrong, and never
-reaches the model: the body is read with a size cap, decoded as UTF-8, parsed, validated against
-`PredictRequest` and checked against the `Limits` before anything is queued. Requests are tagged
-in shared micro-batches (`MicroBatcher`); one that waits longer than ``limits.timeout`` seconds
-gets a 503.
+reaches the model: a request whose Host header names another site is refused (`HostCheck`), a
+body that is not declared ``application/json`` is refused unread (so a web page cannot post to
+the API without the CORS preflight this server never grants), the body is read with a size cap
+and a deadline, decoded as UTF-8, parsed, validated against `PredictRequest` and checked against
+the `Limits` before anything is queued. Requests are tagged in shared micro-batches
+(`MicroBatcher`); one that waits longer than ``limits.timeout`` seconds gets a 503, and one whose
+client hangs up is dropped.
 """
 
 import asyncio
 import json
 import os
+import re
+from collections.abc import Iterable
+from concurrent.futures import Future
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ner.common.downloads import is_url, sha256_file
 from ner.data.tag_schemes import split_tag
 from ner.data.tokenize import TOKENIZERS, Token, tokenize_sentences
 from ner.serving.archive import MANIFEST, read_manifest
 from ner.serving.batcher import MicroBatcher, Overloaded
+from ner.serving.hosts import LOOPBACK, HostCheck
 from ner.serving.schema import (
     BiLMInfo,
     DocumentOut,
@@ -44,9 +52,11 @@ PAGE = Path(__file__).with_name("page")
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text}
     for code, text in {
-        400: "the body is not UTF-8 JSON",
+        400: "the body is not UTF-8 JSON that Python reads, or the Host header is not allowed",
+        408: "the body did not arrive within the read timeout",
         413: "the request exceeds a limit (body size, texts, characters or tokens)",
-        422: "the JSON does not match the schema, or a text or token is empty",
+        415: "the body is not declared as JSON (Content-Type: application/json)",
+        422: "the JSON does not match the schema, or a text or token is empty or not Unicode",
         503: "the server is overloaded, or the request timed out",
     }.items()
 }
@@ -107,18 +117,85 @@ def model_info(tagger: Tagger, model_dir: Path, limits: Limits) -> InfoOut:
     )
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with a 413 as soon as it passes `limit` bytes."""
+def check_content_type(header: str | None) -> None:
+    """Refuse (415) a body not declared as ``application/json``: a browser sends a cross-site
+    form or ``text/plain`` body without asking the server first, a JSON one only after a CORS
+    preflight, which this server never grants."""
+    media = (header or "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        given = f'"{header}"' if header else "none"
+        raise HTTPException(
+            415, f'send the body as JSON with "Content-Type: application/json" (given: {given})'
+        )
+
+
+async def read_body(request: Request, limit: int, timeout: float) -> bytes:
+    """The request body, refused with a 413 as soon as it passes `limit` bytes, and with a 408
+    (closing the connection) when it has not arrived whole within `timeout` seconds."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"the body has {declared} bytes; the limit is {limit}")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"the body passes the limit of {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise HTTPException(413, f"the body passes the limit of {limit} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise HTTPException(
+            408,
+            f"the body did not arrive within {timeout:g} s ({size} bytes came)",
+            headers={"Connection": "close"},
+        ) from None
     return b"".join(chunks)
+
+
+class _NumberTooLong(ValueError):
+    """An integer literal longer than `MAX_NUMBER_DIGITS` in a request body."""
+
+
+# No request field takes a number, so a longer integer is refused before `int` reads it (which
+# fails past 4,300 digits and takes quadratic time before that).
+MAX_NUMBER_DIGITS = 100
+# A JSON string escape of a UTF-16 surrogate (U+D800-U+DFFF): only such an escape can put a lone
+# surrogate into a parsed string, since the body has already been decoded as strict UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _read_integer(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise _NumberTooLong(len(literal.lstrip("-")))
+    return int(literal)
+
+
+def _lone_surrogate(value: str) -> int | None:
+    """The index of the first lone surrogate in `value` (a code point UTF-8 cannot encode)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def find_lone_surrogate(data: Any) -> str | None:
+    """Where the first lone surrogate of parsed JSON is (e.g. ``texts[2], character 5 (U+D800)``),
+    or None; walked without recursion, so any nesting depth is safe."""
+    pending: list[tuple[Any, str]] = [(data, "")]
+    while pending:
+        value, where = pending.pop()
+        if isinstance(value, str):
+            if (index := _lone_surrogate(value)) is not None:
+                return f"{where or 'body'}, character {index} (U+{ord(value[index]):04X})"
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                if (index := _lone_surrogate(key)) is not None:
+                    return f"a key of {where or 'the body'} (U+{ord(key[index]):04X})"
+                pending.append((item, f"{where}.{key}" if where else key))
+        elif isinstance(value, list):
+            pending.extend((item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value))))
+    return None
 
 
 def parse_request(body: bytes) -> PredictRequest:
@@ -130,9 +207,25 @@ def parse_request(body: bytes) -> PredictRequest:
             400, f"the body is not valid UTF-8 (byte {body[error.start]:#04x} at {error.start})"
         ) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_read_integer)
     except json.JSONDecodeError as error:
         raise HTTPException(400, f"the body is not JSON: {error}") from None
+    except _NumberTooLong as error:
+        raise HTTPException(
+            400,
+            f"the body holds a number of {error.args[0]} digits; no field takes a number, and "
+            f"none longer than {MAX_NUMBER_DIGITS} digits is read",
+        ) from None
+    except RecursionError:
+        raise HTTPException(
+            400, "the body nests arrays or objects too deeply (a request needs three levels)"
+        ) from None
+    if _SURROGATE_ESCAPE.search(text) and (where := find_lone_surrogate(data)):
+        raise HTTPException(
+            422,
+            f"{where} is a lone surrogate, which is not a character: escape a character outside "
+            "the Basic Multilingual Plane as a pair (\\ud83d\\ude00), or send it as UTF-8",
+        )
     try:
         request = PredictRequest.model_validate(data)
     except ValidationError as error:
@@ -146,8 +239,23 @@ def parse_request(body: bytes) -> PredictRequest:
     return request
 
 
+_WORD_CHARACTER = re.compile(r"\w")
+
+
+def minimum_tokens(text: str) -> int:
+    """A lower bound on the tokens of `text`, counted without tokenizing it: every
+    whitespace-separated chunk that holds a letter, digit or underscore gives at least one token
+    (a token never spans whitespace, and every word character ends up in one)."""
+    return sum(1 for chunk in text.split() if _WORD_CHARACTER.search(chunk))
+
+
 def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[list[list[Token]]]]:
-    """Texts and their sentences of tokens; HTTPException 413/422 for oversized or empty input."""
+    """Texts and their sentences of tokens; HTTPException 413/422 for oversized or empty input.
+
+    Raw texts are tokenized only once the whole request has passed the cheap checks: the number
+    of texts, each text's characters, and `minimum_tokens` of all texts together against
+    ``max_tokens``; tokenizing stops at the first text that takes the request past
+    ``max_tokens``, so a refused request costs at most one text's tokenizing beyond the limit."""
     if request.tokens is not None:
         items: list[Any] = request.tokens
         name = "tokens"
@@ -160,7 +268,7 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
         raise HTTPException(
             413, f'"{name}" has {len(items)} items; the limit is {limits.max_texts}'
         )
-    texts, documents = [], []
+    texts, sentences = [], []
     for index, item in enumerate(items):
         where = name if name == "text" else f"{name}[{index}]"
         if request.tokens is not None:
@@ -170,6 +278,7 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
                 raise HTTPException(422, f"tokens: {error}") from None
             if not sentence:
                 raise HTTPException(422, f"{where} is an empty sentence")
+            sentences.append(sentence)
         elif not item.strip():
             raise HTTPException(422, f"{where} is empty or whitespace only")
         else:
@@ -178,19 +287,61 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
             raise HTTPException(
                 413, f"{where} has {len(text)} characters; the limit is {limits.max_text_chars}"
             )
-        document = (
-            [sentence]
-            if request.tokens is not None
-            else tokenize_sentences(text, request.tokenizer)
-        )
         texts.append(text)
-        documents.append(document)
-    tokens = sum(len(sentence) for document in documents for sentence in document)
-    if tokens > limits.max_tokens:
+    if request.tokens is not None:
+        tokens = sum(map(len, sentences))
+        if tokens > limits.max_tokens:
+            raise HTTPException(
+                413, f"the request has {tokens} tokens; the limit is {limits.max_tokens}"
+            )
+        return texts, [[sentence] for sentence in sentences]
+    least = sum(map(minimum_tokens, texts))
+    if least > limits.max_tokens:
         raise HTTPException(
-            413, f"the request has {tokens} tokens; the limit is {limits.max_tokens}"
+            413, f"the request has at least {least} tokens; the limit is {limits.max_tokens}"
         )
+    documents, tokens = [], 0
+    for index, text in enumerate(texts):
+        document = tokenize_sentences(text, request.tokenizer)
+        tokens += sum(map(len, document))
+        if tokens > limits.max_tokens:
+            where = name if name == "text" else f"{name}[{index}]"
+            raise HTTPException(
+                413,
+                f"the request has {tokens} tokens up to {where}; the limit is {limits.max_tokens}",
+            )
+        documents.append(document)
     return texts, documents
+
+
+CLIENT_GONE = 499  # the status nginx logs for a client that closed its connection first
+
+
+async def client_gone(request: Request) -> None:
+    """Return once the client has closed its connection (call after reading the body)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def tagged(request: Request, future: Future, timeout: float) -> list[TaggedText] | None:
+    """The results of a queued request, or None if its client hung up first; HTTPException 503
+    after `timeout` seconds. On a hang-up, a timeout or a shutdown the request is cancelled:
+    one whose micro-batch has not started is then never tagged."""
+    result = asyncio.wrap_future(future)
+    gone = asyncio.ensure_future(client_gone(request))
+    try:
+        done, _ = await asyncio.wait(
+            {result, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        gone.cancel()
+        if not result.done():
+            result.cancel()  # cancels `future` too, unless its batch is already running
+    if result in done:
+        return result.result()
+    if gone in done:
+        return None
+    raise HTTPException(503, f"the request was not tagged within {timeout:g} s; retry later")
 
 
 def document_json(result: TaggedText, include_tokens: bool) -> DocumentOut:
@@ -208,21 +359,39 @@ def create_app(
     tagger: Tagger,
     model_dir: str | Path,
     limits: Limits | None = None,
+    allowed_hosts: Iterable[str] = LOOPBACK,
     **batching: Any,
 ) -> FastAPI:
-    """The application for one loaded tagger; `batching` goes to `MicroBatcher`
+    """The application for one loaded tagger. allowed_hosts: the names a request's Host header
+    may give (`ner.serving.hosts`; ``*`` for any); `batching` goes to `MicroBatcher`
     (max_batch_tokens, max_wait, max_queue, batch_size)."""
     limits = limits or Limits()
     model_dir = Path(model_dir)
     info = model_info(tagger, model_dir, limits)
     batcher = MicroBatcher(tagger, **batching)
-    app = FastAPI(
+    app = FastAPI(  # no /docs or /redoc: FastAPI's pages load their scripts from a CDN
         title="ner-serve",
         summary=f"Named entities with the tagger {info.model}",
         version=info.archive_sha256[:12],
+        docs_url=None,
+        redoc_url=None,
     )
+    app.add_middleware(HostCheck, allowed=allowed_hosts)
     app.state.batcher = batcher
     app.router.add_event_handler("shutdown", batcher.close)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        """A 4xx/5xx with its reason; a detail that quotes the input is made encodable (a lone
+        surrogate becomes ``\\ud800``), so explaining bad input can never fail itself."""
+        detail = str(error.detail).encode("utf-8", "backslashreplace").decode("utf-8")
+        return JSONResponse({"detail": detail}, error.status_code, headers=error.headers)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception) -> JSONResponse:
+        """A bug answers JSON too; uvicorn still logs its traceback."""
+        detail = f"internal error ({type(error).__name__}); the server log has the details"
+        return JSONResponse({"detail": detail}, 500)
 
     @app.post(
         "/predict",
@@ -237,18 +406,16 @@ def create_app(
     )
     async def predict(request: Request) -> PredictResponse:
         """Tag raw text (`text` or `texts`) or pre-tokenized sentences (`tokens`)."""
-        parsed = parse_request(await read_body(request, limits.max_body_bytes))
+        check_content_type(request.headers.get("content-type"))
+        parsed = parse_request(await read_body(request, limits.max_body_bytes, limits.read_timeout))
         texts, documents = await run_in_threadpool(prepare, parsed, limits)
         try:
             future = batcher.submit(texts, documents)
         except Overloaded as error:
             raise HTTPException(503, f"the server is busy ({error}); retry later") from None
-        try:
-            results = await asyncio.wait_for(asyncio.wrap_future(future), limits.timeout)
-        except TimeoutError:
-            raise HTTPException(
-                503, f"the request was not tagged within {limits.timeout:g} s; retry later"
-            ) from None
+        results = await tagged(request, future, limits.timeout)
+        if results is None:  # nobody to answer
+            return Response(status_code=CLIENT_GONE)  # type: ignore[return-value]
         return PredictResponse(documents=[document_json(r, parsed.include_tokens) for r in results])
 
     @app.get("/health", response_model=HealthOut)
@@ -279,7 +446,13 @@ def app_from_environment() -> FastAPI:
 
     settings = json.loads(os.environ[SETTINGS_VARIABLE])
     torch.set_num_threads(settings["threads"])
-    tagger = Tagger.load(settings["model"], **settings["tagger"])
+    tagger = Tagger.load(
+        settings["model"], allow_download=settings["allow_download"], **settings["tagger"]
+    )
     return create_app(
-        tagger, settings["model"], Limits(**settings["limits"]), **settings["batching"]
+        tagger,
+        settings["model"],
+        Limits(**settings["limits"]),
+        settings["allowed_hosts"],
+        **settings["batching"],
     )

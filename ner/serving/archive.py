@@ -11,15 +11,19 @@ Layout (``FORMAT_VERSION`` 2)::
       vocabularies/<name>.json  plain-JSON vocabularies (labels, words, chars, ...)
       config.json             the run's full (resolved) configuration, for the record
       bilm/options.json, bilm/weights.hdf5   the frozen biLM itself when it is small; otherwise
-                              archive.json holds its path or URL plus sha256 and it is fetched
+                              archive.json holds its path or URL plus sha256 and size, and it is
+                              fetched (a URL only when the caller allows downloads, and never
+                              more bytes than the recorded size)
 
 Loading needs neither Hydra nor the training data. The directory is written under a temporary
 name and renamed into place, so a crash never leaves a half-written model that looks complete.
 A model directory of another format version is refused with an error that says which versions
-are involved. Every file's sha256 is checked on load, archive.json's own included (an edited tag
-list is refused, not silently loaded), and every manifest field is checked for its type and form,
-so a damaged or crafted manifest gives an `ArchiveError` naming the field. Version 1 directories
-(written before the manifest carried its own digest) still load, with a warning.
+are involved. Every file's sha256 is checked on load, archive.json's own included (a hand-edited
+tag list is refused, not silently loaded), and every manifest field is checked for its type and
+form, so a damaged or crafted manifest gives an `ArchiveError` naming the field. The digests
+carry no key: they detect damage and careless edits, not a deliberate edit that rewrites them
+too. Version 1 directories (written before the manifest carried its own digest) still load, with
+a warning and without that check of archive.json.
 """
 
 import hashlib
@@ -36,8 +40,9 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ner.common.archives import ArchiveError
-from ner.common.downloads import fetch, is_url, sha256_file
+from ner.common.downloads import DownloadRefused, fetch, is_url, sha256_file
 from ner.common.files import atomic_directory, write_json
+from ner.data.tag_schemes import SCHEMES
 
 logger = logging.getLogger(__name__)
 
@@ -49,17 +54,20 @@ MANIFEST = "archive.json"
 WEIGHTS = "weights.safetensors"
 CONFIG = "config.json"
 EMBED_BILM_MAX_BYTES = 100 * 2**20
+# The most bytes read for a biLM file whose manifest entry gives no size (written before sizes
+# were recorded); otherwise a download stops at the recorded size.
+MAX_BILM_BYTES = 4 * 2**30
 
 
 @dataclass(frozen=True)
 class BiLMFiles:
     """Where a frozen biLM lives: options/weights as local paths or URLs, with their sha256
     (computed from local files when None), and the state mode it was run in
-    ("warm" | "stateless" | "stateful")."""
+    ("warm" | "stateless" | "stateful"; by default "warm", as training's ``elmo.state``)."""
 
     options: str
     weights: str
-    state: str = "stateless"
+    state: str = "warm"
     options_sha256: str | None = None
     weights_sha256: str | None = None
 
@@ -102,14 +110,15 @@ def _bilm_entry(bilm: BiLMFiles, target: Path, embed_max_bytes: int) -> dict[str
     for name, source in sources.items():
         path = paths[name]
         digest = digests[name] or sha256_file(path)
+        size = path.stat().st_size
         if small:
             relative = f"bilm/{'options.json' if name == 'options' else 'weights.hdf5'}"
             (target / "bilm").mkdir(exist_ok=True)
             shutil.copyfile(path, target / relative)
-            entry[name] = {"file": relative, "sha256": digest, "origin": str(source)}
+            entry[name] = {"file": relative, "sha256": digest, "size": size, "origin": str(source)}
         else:
             location = str(source) if is_url(str(source)) else str(path.resolve())
-            entry[name] = {"source": location, "sha256": digest}
+            entry[name] = {"source": location, "sha256": digest, "size": size}
     return entry
 
 
@@ -233,6 +242,9 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
         fail("vocabularies", "a list of vocabulary names (letters, digits, _ . -)", vocabularies)
     if not isinstance(manifest.get("metadata"), dict):
         fail("metadata", "an object", manifest.get("metadata"))
+    scheme = manifest["metadata"].get("corpus_scheme")
+    if scheme is not None and scheme not in SCHEMES:
+        fail("metadata.corpus_scheme", f"one of {', '.join(SCHEMES)} (or null)", scheme)
     digests = manifest.get("sha256")
     if not (
         isinstance(digests, dict)
@@ -252,6 +264,9 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
             fail(where, "an object with 'file' or 'source', and 'sha256'", item)
         if not (isinstance(item.get("sha256"), str) and _DIGEST.fullmatch(item["sha256"])):
             fail(f"{where}.sha256", "a 64-digit hex sha256 digest", item.get("sha256"))
+        size = item.get("size", 0)
+        if not (isinstance(size, int) and not isinstance(size, bool) and size >= 0):
+            fail(f"{where}.size", "the file's size in bytes (a whole number)", size)
         if "file" in item:
             if not _relative_file(item["file"]):
                 fail(f"{where}.file", "a relative path inside the model directory", item["file"])
@@ -282,8 +297,11 @@ def _read_json(directory: Path, manifest: dict[str, Any], name: str) -> Any:
         raise ArchiveError(f"{path} is not valid JSON: {error}") from None
 
 
-def _resolve_bilm(directory: Path, entry: dict[str, Any] | None) -> BiLMFiles | None:
-    """Local, sha256-verified paths of the biLM files (downloaded once when remote)."""
+def _resolve_bilm(
+    directory: Path, entry: dict[str, Any] | None, allow_download: bool
+) -> BiLMFiles | None:
+    """Local, sha256-verified paths of the biLM files; a URL is downloaded (once, no larger than
+    the manifest's size) only when `allow_download`."""
     if entry is None:
         return None
     paths, digests = {}, {}
@@ -291,9 +309,23 @@ def _resolve_bilm(directory: Path, entry: dict[str, Any] | None) -> BiLMFiles | 
         item = entry[name]
         source = str(directory / item["file"]) if "file" in item else item["source"]
         try:
-            paths[name] = str(fetch(source, sha256=item["sha256"], desc=f"biLM {name}"))
-        except OSError as error:  # missing, corrupt (ChecksumError) or not downloadable
+            path = fetch(
+                source,
+                sha256=item["sha256"],
+                desc=f"biLM {name}",
+                max_bytes=item.get("size", MAX_BILM_BYTES),
+                download=allow_download,
+            )
+        except DownloadRefused:
+            raise ArchiveError(
+                f"the biLM {name} file of model {directory} is to be downloaded from {source}. "
+                "A model folder can name any address, so loading downloads only when allowed: "
+                "if you trust where the folder comes from, load it with allow_download=True "
+                "(ner-serve --allow-download), or point the manifest at a local copy"
+            ) from None
+        except OSError as error:  # missing, too large, corrupt (ChecksumError), not downloadable
             raise ArchiveError(f"the biLM {name} file of model {directory}: {error}") from None
+        paths[name] = str(path)
         digests[name] = item["sha256"]
     return BiLMFiles(
         options=paths["options"],
@@ -304,8 +336,11 @@ def _resolve_bilm(directory: Path, entry: dict[str, Any] | None) -> BiLMFiles | 
     )
 
 
-def load_archive(directory: str | Path) -> LoadedArchive:
-    """Read a model directory written by `save_archive` (any error: `ArchiveError`)."""
+def load_archive(directory: str | Path, *, allow_download: bool = False) -> LoadedArchive:
+    """Read a model directory written by `save_archive` (any error: `ArchiveError`).
+
+    allow_download: fetch a biLM that the manifest gives as a URL and that is not in the
+    download cache yet (by default that is an error: the folder chooses the address)."""
     directory = Path(directory)
     manifest = read_manifest(directory)
     weights = _checked_file(directory, manifest, WEIGHTS)
@@ -323,5 +358,5 @@ def load_archive(directory: str | Path) -> LoadedArchive:
             for name in manifest["vocabularies"]
         },
         config=_read_json(directory, manifest, CONFIG),
-        bilm=_resolve_bilm(directory, manifest.get("bilm")),
+        bilm=_resolve_bilm(directory, manifest.get("bilm"), allow_download),
     )

@@ -6,7 +6,9 @@ its own falls far behind `ner-predict` under load. `MicroBatcher` keeps one work
 only thread that touches the model) and a queue: the worker takes the first waiting request,
 waits up to `max_wait` seconds for more, takes requests until `max_batch_tokens` tokens, tags
 them all in one call and hands each request its own results. A request that timed out before its
-batch started is dropped, so a backlog does not grow behind requests nobody waits for.
+batch started is dropped, so a backlog does not grow behind requests nobody waits for. When the
+model fails on a batch, its requests are tagged one at a time, so only the request it cannot tag
+gets the error.
 
 When no request has come for `idle_after` seconds after some work, the worker hands the memory
 that the batches freed back to the system. Batches of varied sizes leave holes in the C heap that
@@ -137,22 +139,36 @@ class MicroBatcher:
                 break
             batch, closed = self._collect(first)
             live = [r for r in batch if r.result.set_running_or_notify_cancel()]
-            if not live:
-                continue
-            try:
-                results = self.tagger.tag_tokenized(
-                    [text for r in live for text in r.texts],
-                    [document for r in live for document in r.sentences],
-                    self.batch_size,
-                )
-            except Exception as error:  # the model failed: every caller hears why
-                for request in live:
-                    request.result.set_exception(error)
-                continue
-            self.batches += 1
-            self.requests += len(live)
-            worked = True
-            start = 0
-            for request in live:
-                request.result.set_result(results[start : start + len(request.texts)])
-                start += len(request.texts)
+            if live:
+                self._tag(live)
+                worked = True
+
+    def _tag(self, requests: list[_Request]) -> None:
+        """Tag `requests` in one model call and hand each its own results. If the call fails,
+        each request is tagged alone, so a request the model cannot tag fails by itself and the
+        others of its batch still get their answers."""
+        try:
+            results = self.tagger.tag_tokenized(
+                [text for r in requests for text in r.texts],
+                [document for r in requests for document in r.sentences],
+                self.batch_size,
+            )
+        except Exception as error:
+            if len(requests) == 1:  # its caller hears why
+                requests[0].result.set_exception(error)
+                return
+            logger.warning(
+                "a micro-batch of %d requests failed (%s: %s); tagging them one at a time",
+                len(requests),
+                type(error).__name__,
+                error,
+            )
+            for request in requests:
+                self._tag([request])
+            return
+        self.batches += 1
+        self.requests += len(requests)
+        start = 0
+        for request in requests:
+            request.result.set_result(results[start : start + len(request.texts)])
+            start += len(request.texts)

@@ -1,4 +1,4 @@
-"""The JSON of `ner-serve`'s API as pydantic models (they also make the OpenAPI page at /docs),
+"""The JSON of `ner-serve`'s API as pydantic models (they also make its OpenAPI schema),
 and the limits that keep one request from taking the server down."""
 
 from dataclasses import dataclass
@@ -14,13 +14,15 @@ Tokenizer = Literal[TOKENIZERS]  # type: ignore[valid-type]
 @dataclass(frozen=True)
 class Limits:
     """What one request may ask for (larger requests get a 413 with a message); `timeout`:
-    seconds a request may wait for its result before a 503."""
+    seconds a request may wait for its result before a 503; `read_timeout`: seconds its body
+    may take to arrive before a 408."""
 
     max_body_bytes: int = 1_000_000
     max_texts: int = 1000
     max_text_chars: int = 100_000
     max_tokens: int = 50_000
     timeout: float = 30.0
+    read_timeout: float = 10.0
 
 
 class PredictRequest(BaseModel):

@@ -26,9 +26,15 @@ import torch
 from ner.bilm.bilm import BiLM
 from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
-from ner.data.tag_schemes import Span, spans_to_tags, split_tag, tags_to_spans
+from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
-from ner.serving.archive import ArchiveError, BiLMFiles, load_archive, save_archive
+from ner.serving.archive import (
+    WEIGHTS,
+    ArchiveError,
+    BiLMFiles,
+    load_archive,
+    save_archive,
+)
 from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
@@ -155,6 +161,74 @@ def save_tagger(
     )
 
 
+_ENCODER_LAYER = re.compile(r"encoder\.weight_ih_l\d+")
+
+
+def _shape(value: tuple[int, ...] | None) -> str:
+    return "no such tensor" if value is None else f"shape {list(value)}"
+
+
+def check_sizes(config: dict[str, Any], weights: dict[str, torch.Tensor], directory: Path) -> None:
+    """Check a model directory's `TaggerModel` config against its weights before the model is
+    built, so that crafted sizes cost nothing: a ``num_layers`` of a million would otherwise
+    build a million layers, a ``num_words`` of ten million allocate the embedding, before the
+    weights could be compared. First the values that set how many modules the model has, then
+    every tensor's shape in a model built on the meta device (which allocates no memory).
+    Raises `ArchiveError` naming the config value or the tensor."""
+    where = f"{directory}/archive.json: model_config"
+    layers = sum(1 for name in weights if _ENCODER_LAYER.fullmatch(name))
+    if config.get("num_layers") != layers:
+        raise ArchiveError(
+            f"{where}.num_layers is {config.get('num_layers')!r}, but the weights hold "
+            f"{layers} BiLSTM layer(s)"
+        )
+    mix = weights.get("elmo_mix.scalar_parameters")
+    mixed = None if mix is None or config.get("elmo_mix_layers") is not None else mix.shape[0]
+    if config.get("elmo_dim") and mixed is not None and config.get("elmo_layers") != mixed:
+        raise ArchiveError(
+            f"{where}.elmo_layers is {config.get('elmo_layers')!r}, but the weights mix "
+            f"{mixed} biLM layers"
+        )
+    try:
+        with torch.device("meta"):
+            model = TaggerModel(**config)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise ArchiveError(
+            f"{where} does not fit this version of ner-elmo's TaggerModel: {error}"
+        ) from None
+    expected = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
+    stored = {name: tuple(tensor.shape) for name, tensor in weights.items()}
+    for name in sorted(expected.keys() | stored.keys()):
+        if expected.get(name) != stored.get(name):
+            raise ArchiveError(
+                f"the weights in {directory} do not fit its model config: {name} has "
+                f"{_shape(stored.get(name))} in {WEIGHTS}, {_shape(expected.get(name))} by "
+                "the model_config in archive.json"
+            )
+
+
+def check_vocabularies(model: TaggerModel, encoder: Encoder) -> None:
+    """Every id the encoder can give has a row in the model (ValueError otherwise): a vocabulary
+    longer than its embedding would make each sentence with one of its last words fail, and with
+    it every request tagged in the same batch."""
+    sizes = []
+    if model.word_embedding is not None:
+        rows = model.pretrained_words.shape[0] if model.pretrained_words is not None else 0
+        sizes.append(("words", len(encoder.words), model.word_embedding.num_embeddings))
+        if encoder.pretrained is not None:
+            sizes.append(("pretrained words", len(encoder.pretrained), rows))
+    if model.char_encoder is not None:
+        sizes.append(
+            ("characters", len(encoder.chars), model.char_encoder.embedding.num_embeddings)
+        )
+    for what, entries, rows in sizes:
+        if entries != rows:
+            raise ValueError(
+                f"the vocabulary of {what} has {entries} entries, but the model's embedding "
+                f"has {rows} rows: the vocabularies and the weights do not belong together"
+            )
+
+
 class Tagger:
     """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
 
@@ -185,6 +259,10 @@ class Tagger:
             raise ValueError(f"max_length must be positive, got {max_length}")
         if model.elmo_mix is not None and bilm is None:
             raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
+        check_vocabularies(model, encoder)
+        for name, scheme in (("corpus_scheme", corpus_scheme), ("tag_scheme", tag_scheme)):
+            if scheme is not None and scheme not in SCHEMES:
+                raise ValueError(f"{name} must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
         self.encoder = encoder
@@ -208,29 +286,34 @@ class Tagger:
             return None
         files = self.bilm_files
         bilm = BiLM.from_files(files.options, files.weights, state=files.state)
+        wanted = (self.model.config["elmo_layers"], self.model.config["elmo_dim"])
+        if (bilm.num_layers, bilm.output_dim) != wanted:
+            raise ArchiveError(
+                f"the biLM {files.options} gives {bilm.num_layers} layers of {bilm.output_dim} "
+                f"values, but the model mixes {wanted[0]} layers of {wanted[1]}: the biLM is not "
+                "the one the model was trained with"
+            )
         bilm.lstm.product_dtype = self.model.encoder.product_dtype
         return bilm.to(self.device).eval()
 
     @classmethod
-    def load(cls, directory: str | Path, **options: Any) -> "Tagger":
-        """Load a model directory (see `ner.serving.archive`); `options` go to the constructor."""
-        archive = load_archive(directory)
-        try:
-            model = TaggerModel(**archive.model_config)
-        except (TypeError, ValueError) as error:
-            raise ArchiveError(
-                f"the model config in {directory}/archive.json does not fit this version of "
-                f"ner-elmo's TaggerModel: {error}"
-            ) from None
-        try:
-            model.load_state_dict(archive.state_dict)
-        except RuntimeError as error:
-            raise ArchiveError(
-                f"the weights in {directory} do not fit its model config: {error}"
-            ) from None
+    def load(
+        cls, directory: str | Path, *, allow_download: bool = False, **options: Any
+    ) -> "Tagger":
+        """Load a model directory (see `ner.serving.archive`); allow_download: fetch a biLM
+        that the folder gives as a URL (off by default: the folder chooses the address);
+        `options` go to the constructor."""
+        archive = load_archive(directory, allow_download=allow_download)
+        check_sizes(archive.model_config, archive.state_dict, Path(directory))
+        model = TaggerModel(**archive.model_config)  # as large as the weights: checked above
+        model.load_state_dict(archive.state_dict)
         encoder = Encoder.from_json(archive.vocabularies["encoder"])
         if "pretrained_words" in archive.vocabularies:  # words outside the training data
             encoder.pretrained = Vocabulary.from_json(archive.vocabularies["pretrained_words"])
+        try:
+            check_vocabularies(model, encoder)
+        except ValueError as error:
+            raise ArchiveError(f"model {directory}: {error}") from None
         corpus_scheme = archive.manifest["metadata"].get("corpus_scheme")
         tagger = cls(model, encoder, archive.bilm, corpus_scheme=corpus_scheme, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest

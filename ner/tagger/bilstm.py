@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ner.bilm.lstm import reverse_padded
-from ner.common.precision import active_dtype
+from ner.common.precision import active_dtype, fused_lstm_keeps_float32_cell
 
 # One fused call costs about as much as this much of its own arithmetic (0.7 ms per layer and
 # direction at ~60 GFLOP/s on one core), so a group of rows must save more padding than that.
@@ -67,15 +67,21 @@ class BiLSTM(nn.LSTM):
         return [getattr(self, f"{name}_l{layer}{suffix}") for name in names]
 
     def _run(self, inputs: torch.Tensor, weights: list[torch.Tensor]) -> torch.Tensor:
-        """One layer, one direction, from a zero state: (B, T, I) → (B, T, H), computed in
-        `product_dtype` when set (and no gradient is taken), returned in the inputs' dtype."""
+        """One layer, one direction, from a zero state: (B, T, I) → (B, T, H), its products in
+        `product_dtype` when set (and no gradient is taken), returned in the inputs' dtype. The
+        cell state stays in the inputs' dtype: a bfloat16 cell state (8 significant bits) stops
+        growing once it is large against what each step adds. Where the fused kernel cannot
+        keep it so (`fused_lstm_keeps_float32_cell`), everything runs in the inputs' dtype."""
         dtype = active_dtype(self.product_dtype) or inputs.dtype
-        zeros = inputs.new_zeros(1, inputs.size(0), self.hidden_size, dtype=dtype)
+        if dtype != inputs.dtype and not fused_lstm_keeps_float32_cell(inputs.device):
+            dtype = inputs.dtype
+        size = (1, inputs.size(0), self.hidden_size)
+        hidden, cell = inputs.new_zeros(size, dtype=dtype), inputs.new_zeros(size)
         # torch.lstm is the kernel behind nn.LSTM: (input, (h0, c0), weights, has_biases,
         # num_layers, dropout, train, bidirectional, batch_first) → (output, h_n, c_n).
         output, _, _ = torch.lstm(
             inputs.to(dtype),
-            (zeros, zeros),
+            (hidden, cell),
             [w.to(dtype) for w in weights],
             True,
             1,

@@ -1,9 +1,18 @@
 import hashlib
+import http.server
 import socket
+import threading
 
 import pytest
 
-from ner.common.downloads import ChecksumError, DownloadError, fetch, nltk_corpus_url
+from ner.common.downloads import (
+    ChecksumError,
+    DownloadError,
+    DownloadRefused,
+    TooLargeError,
+    fetch,
+    nltk_corpus_url,
+)
 
 PAYLOAD = b"0123456789" * 1000
 DIGEST = hashlib.sha256(PAYLOAD).hexdigest()
@@ -77,3 +86,59 @@ def test_nltk_url_overrides(monkeypatch):
     monkeypatch.setenv("NER_NLTK_DATA_URL", "file:///mirror/nltk_data/")
     assert nltk_corpus_url("x") == "file:///mirror/nltk_data/packages/corpora/x.zip"
     assert nltk_corpus_url("x", "/m") == "/m/packages/corpora/x.zip"
+
+
+def test_download_refused_unless_allowed(server, tmp_path):
+    base, hits = server
+    cache = tmp_path / "cache"
+    with pytest.raises(DownloadRefused, match=r"payload\.bin would have to be downloaded"):
+        fetch(f"{base}/payload.bin", sha256=DIGEST, cache_dir=cache, download=False)
+    assert hits == []
+    path = fetch(f"{base}/payload.bin", sha256=DIGEST, cache_dir=cache)
+    assert fetch(f"{base}/payload.bin", sha256=DIGEST, cache_dir=cache, download=False) == path
+
+
+def test_a_file_larger_than_expected_is_refused(server, tmp_path):
+    base, _ = server
+    cache = tmp_path / "cache"
+    with pytest.raises(TooLargeError, match="announces 10000 bytes, more than the 9999 expected"):
+        fetch(f"{base}/payload.bin", sha256=DIGEST, cache_dir=cache, max_bytes=9999)
+    assert list(cache.iterdir()) == []
+    path = tmp_path / "local.bin"
+    path.write_bytes(PAYLOAD)
+    with pytest.raises(TooLargeError, match="has 10000 bytes, more than the 9999 expected"):
+        fetch(path, max_bytes=9999)
+    assert fetch(path, sha256=DIGEST, max_bytes=10000) == path
+
+
+class Endless(http.server.BaseHTTPRequestHandler):
+    """Sends zeros without a Content-Length until the client goes away; counts what it sent."""
+
+    sent = 0
+
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        try:
+            while Endless.sent < 1 << 30:
+                self.wfile.write(bytes(1 << 16))
+                Endless.sent += 1 << 16
+        except OSError:
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_download_without_a_length_stops_at_max_bytes(tmp_path):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/endless.bin"
+        with pytest.raises(TooLargeError, match="sends more than the 3000000 bytes expected"):
+            fetch(url, cache_dir=tmp_path, max_bytes=3_000_000)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert list(tmp_path.iterdir()) == []
+    assert Endless.sent < 100 * 2**20  # it stopped reading; the server gave up long before 1 GiB

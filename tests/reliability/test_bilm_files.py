@@ -2,6 +2,7 @@
 
 import json
 import shutil
+import time
 
 import h5py
 import pytest
@@ -50,3 +51,28 @@ def test_n_highway_that_disagrees_with_the_weights_is_refused(bilm_copy):
     (bilm_copy / "options.json").write_text(json.dumps(options))
     with pytest.raises(WeightsError, match=r"'CNN_high_1/.*n_highway=1.*do not belong together"):
         BiLM.from_files(bilm_copy / "options.json", bilm_copy / "lm_weights.hdf5")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("lstm.n_layers", 10**6, r"asks for 1000000 \(lstm\.n_layers\), the file holds 2"),
+        ("char_cnn.n_highway", 10**6, r"asks for 1000000 \(char_cnn\.n_highway\), .* holds 2"),
+        (
+            "lstm.dim",
+            10**9,
+            r"Cell0/LSTMCell/W_0' has shape \(32, 256\), expected \(32, 4000000000\)",
+        ),
+    ],
+)
+def test_crafted_sizes_fail_before_anything_is_allocated(bilm_copy, key, value, message):
+    """A million layers, or a billion cells, are refused by comparing the options with the
+    weights file, in well under a second, before the biLM is built."""
+    options = json.loads((bilm_copy / "options.json").read_text())
+    section, name = key.split(".")
+    options[section][name] = value
+    (bilm_copy / "options.json").write_text(json.dumps(options))
+    began = time.monotonic()
+    with pytest.raises(WeightsError, match=message):
+        BiLM.from_files(bilm_copy / "options.json", bilm_copy / "lm_weights.hdf5")
+    assert time.monotonic() - began < 2

@@ -42,6 +42,7 @@ def test_a_reversed_tag_list_is_refused_not_loaded(tmp_path):
         (lambda m: m["model_config"].update(tags=["O", "O"]), "model_config.tags"),
         (lambda m: m.update(vocabularies=["../../etc/passwd"]), "vocabularies"),
         (lambda m: m.update(metadata=None), "metadata"),
+        (lambda m: m["metadata"].update(corpus_scheme="bogus"), "metadata.corpus_scheme"),
         (lambda m: m["sha256"].update({"/etc/passwd": "0" * 64}), "sha256"),
         (lambda m: m["sha256"].update({"weights.safetensors": "abc"}), "sha256"),
         (lambda m: m["bilm"].update(state="sideways"), "bilm.state"),
@@ -49,6 +50,7 @@ def test_a_reversed_tag_list_is_refused_not_loaded(tmp_path):
         (lambda m: m["bilm"]["options"].update(sha256=7), "bilm.options.sha256"),
         (lambda m: m["bilm"]["weights"].update(file="../../outside.hdf5"), "bilm.weights.file"),
         (lambda m: m["bilm"]["weights"].pop("file"), "bilm.weights.source"),
+        (lambda m: m["bilm"]["weights"].update(size=1e9), "bilm.weights.size"),
     ],
 )
 def test_bogus_or_missing_fields_are_named(tmp_path, change, field):

@@ -33,6 +33,11 @@ class Server:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
+    @property
+    def log(self) -> Path:
+        """What the server printed (uvicorn's log)."""
+        return self.model.parent / f"server-{self.port}.log"
+
     def request(
         self,
         method: str,
@@ -41,12 +46,15 @@ class Server:
         headers: dict[str, str] | None = None,
         timeout: float = 60,
     ) -> tuple[int, Any]:
-        """(status, parsed JSON or raw text) of one request on a fresh connection."""
+        """(status, parsed JSON or raw text) of one request on a fresh connection; a dict body
+        is sent as JSON (with its Content-Type)."""
+        headers = dict(headers or {})
         if isinstance(body, dict):
             body = json.dumps(body).encode()
+            headers.setdefault("Content-Type", "application/json")
         connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         try:
-            connection.request(method, path, body=body, headers=headers or {})
+            connection.request(method, path, body=body, headers=headers)
             response = connection.getresponse()
             data = response.read()
         finally:
@@ -58,7 +66,7 @@ class Server:
 def start_server(model: Path, *options: str, timeout: float = 600) -> Server:
     """Start ``python -m ner.cli.serve MODEL`` on a free port and wait until /health answers."""
     port = free_port()
-    log = model.parent / f"server-{port}.log"
+    log = model.parent / f"server-{port}.log"  # Server.log
     process = subprocess.Popen(
         [sys.executable, "-m", "ner.cli.serve", str(model), "--port", str(port), *options],
         stdout=log.open("w"),

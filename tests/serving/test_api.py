@@ -6,6 +6,7 @@ import http.client
 import json
 import re
 import threading
+import time
 
 import pytest
 import uvicorn
@@ -17,6 +18,7 @@ from ner.serving.schema import Limits
 from ner.serving.tagger import Tagger
 
 TEXT = "Peter Smith lives in Rome. Anna went to Berlin!"
+JSON = {"Content-Type": "application/json"}
 
 
 def test_health_and_info(server: Server) -> None:
@@ -117,7 +119,8 @@ BAD_REQUESTS = [
     (json.dumps({"text": "Rome", "colour": "red"}).encode(), 422, "colour: Extra inputs"),
     (json.dumps({"texts": ["a"] * 100_000}).encode(), 413, "100000 items; the limit is 1000"),
     (json.dumps({"text": "a" * 100_001}).encode(), 413, "100001 characters"),
-    (json.dumps({"texts": ["a " * 6000] * 10}).encode(), 413, "60000 tokens"),
+    (json.dumps({"texts": ["a " * 6000] * 10}).encode(), 413, "at least 60000 tokens"),
+    (json.dumps({"tokens": [["a"] * 6000] * 10}).encode(), 413, "has 60000 tokens"),
 ]
 
 
@@ -125,16 +128,89 @@ BAD_REQUESTS = [
 def test_bad_input_gets_a_4xx_with_a_message(
     server: Server, body: bytes, status: int, message: str
 ) -> None:
-    got, answer = server.request("POST", "/predict", body, {"Content-Type": "application/json"})
+    got, answer = server.request("POST", "/predict", body, JSON)
     assert got == status, answer
     assert isinstance(answer, dict)
     assert re.search(message, answer["detail"]), answer["detail"]
     assert server.request("GET", "/health")[0] == 200  # still up
 
 
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"],
+)
+def test_predict_takes_only_bodies_declared_as_json(server: Server, content_type: str) -> None:
+    """A web page can send a form or text/plain body to any address without asking first: such
+    bodies are refused unread, so the page cannot use the API (or its CPU)."""
+    before = server.request("GET", "/health")[1]["requests"]
+    headers = {"Content-Type": content_type} if content_type else {}
+    body = json.dumps({"text": TEXT}).encode()
+    status, answer = server.request("POST", "/predict", body, headers)
+    assert status == 415 and 'Content-Type: application/json"' in answer["detail"]
+    assert server.request("GET", "/health")[1]["requests"] == before  # the model never ran
+    json_with_charset = {"Content-Type": "Application/JSON; charset=utf-8"}
+    assert server.request("POST", "/predict", body, json_with_charset)[0] == 200
+
+
+ODD_JSON = [
+    (b'{"text": "Rome \\ud800"}', 422, r"^text, character 5 \(U\+D800\) is a lone surrogate"),
+    (b'{"tokens": [["Rome", "\\udfff"]]}', 422, r"^tokens\[0\]\[1\], character 0 \(U\+DFFF\)"),
+    (b'{"\\ud800": "Rome"}', 422, r"^a key of the body \(U\+D800\) is a lone surrogate"),
+    (b'{"text": ' + b"[" * 5000 + b"]" * 5000 + b"}", 400, "nests arrays or objects too deeply"),
+    (b'{"text": ' + b"1" * 5000 + b"}", 400, "a number of 5000 digits"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "message"), ODD_JSON)
+def test_odd_json_gets_a_json_4xx_without_a_traceback(
+    server: Server, body: bytes, status: int, message: str
+) -> None:
+    """Lone surrogates, deep nesting and huge integers are valid JSON text that Python cannot
+    encode or read: they are refused with a reason, before the model runs and without a
+    traceback in the log."""
+    before = server.request("GET", "/health")[1]["requests"]
+    logged = len(server.log.read_bytes())
+    got, answer = server.request("POST", "/predict", body, JSON)
+    assert (got, isinstance(answer, dict)) == (status, True), answer
+    assert re.search(message, answer["detail"]), answer["detail"]
+    assert server.request("GET", "/health")[1]["requests"] == before  # the model never ran
+    assert b"Traceback" not in server.log.read_bytes()[logged:]
+
+
+def test_an_escaped_surrogate_pair_is_one_character(server: Server) -> None:
+    status, answer = server.request("POST", "/predict", b'{"text": "Rome \\ud83d\\ude00"}', JSON)
+    assert status == 200 and answer["documents"][0]["text"] == "Rome \U0001f600"
+
+
+def test_a_request_over_the_token_limit_is_refused_before_any_text_is_tokenized(
+    server: Server,
+) -> None:
+    """Two texts of 40,000 words already pass the 50,000-token limit, so the first text (a run
+    of "+", slow to tokenize) is never tokenized."""
+    texts = ["+" * 90_000, "a " * 40_000, "a " * 40_000]
+    began = time.monotonic()
+    status, answer = server.request("POST", "/predict", {"texts": texts})
+    assert status == 413 and answer["detail"] == (
+        "the request has at least 80000 tokens; the limit is 50000"
+    )
+    assert time.monotonic() - began < 5
+
+
+def test_tokenizing_stops_at_the_text_that_passes_the_token_limit(server: Server) -> None:
+    """ "a,a,..." is one word to the cheap count but 80,000 tokens: the texts after it are never
+    tokenized."""
+    texts = ["a," * 40_000, "+" * 90_000]
+    began = time.monotonic()
+    status, answer = server.request("POST", "/predict", {"texts": texts})
+    assert status == 413 and answer["detail"] == (
+        "the request has 80000 tokens up to texts[0]; the limit is 50000"
+    )
+    assert time.monotonic() - began < 5
+
+
 def test_ten_megabyte_body_is_refused_unread(server: Server) -> None:
     body = json.dumps({"text": "Rome " * 2_000_000}).encode()  # 10 MB
-    status, answer = server.request("POST", "/predict", body)
+    status, answer = server.request("POST", "/predict", body, JSON)
     assert status == 413 and "limit is 1000000" in answer["detail"]
 
 
@@ -143,7 +219,9 @@ def test_ten_megabyte_chunked_body_is_cut_off(server: Server) -> None:
     connection = http.client.HTTPConnection(server.host, server.port, timeout=60)
     chunk = b"Rome " * 20_000  # 100 kB
     try:
-        connection.request("POST", "/predict", body=iter([chunk] * 100), encode_chunked=True)
+        connection.request(
+            "POST", "/predict", body=iter([chunk] * 100), headers=JSON, encode_chunked=True
+        )
         response = connection.getresponse()
         answer = json.loads(response.read())
     except (BrokenPipeError, ConnectionResetError):
@@ -164,7 +242,15 @@ def test_openapi_schema_describes_predict(server: Server) -> None:
     assert status == 200
     body = schema["paths"]["/predict"]["post"]["requestBody"]["content"]["application/json"]
     assert set(body["schema"]["properties"]) >= {"text", "texts", "tokens", "tokenizer"}
-    assert server.request("GET", "/docs")[0] == 200
+
+
+def test_no_page_loads_scripts_from_elsewhere(server: Server) -> None:
+    """FastAPI's /docs and /redoc pages load their scripts from a CDN (blank offline, and a
+    third party's code next to the API): the server has neither; its own page is self-contained."""
+    assert server.request("GET", "/docs")[0] == 404
+    assert server.request("GET", "/redoc")[0] == 404
+    status, page = server.request("GET", "/")
+    assert status == 200 and not re.search(r"(src|href)=[\"']?(https?:)?//", page)
 
 
 def test_request_that_waits_too_long_gets_503(served_run) -> None:

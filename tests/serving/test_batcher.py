@@ -1,5 +1,6 @@
 """`MicroBatcher`: concurrent requests share model calls, each caller gets exactly its own
-results, and a request cancelled before its batch starts is never tagged."""
+results, a request cancelled before its batch starts is never tagged, and a request the model
+fails on fails alone."""
 
 import threading
 import time
@@ -56,6 +57,24 @@ def test_cancelled_request_is_not_tagged(tagger: Tagger) -> None:
         assert [e.text for e in first.result(timeout=120)[0].entities] == ["Peter Smith", "Rome"]
         batcher.close()
     assert (batcher.requests, batcher.batches) == (1, 1)
+
+
+def test_a_failing_request_fails_alone(tagger: Tagger, caplog) -> None:
+    """Twelve requests in one micro-batch, one of them with an empty sentence (which the model
+    cannot tag): the eleven others get their results, the bad one its error."""
+    with one_thread():
+        expected = [r.to_json() for r in tagger.predict(TEXTS)]
+        batcher = MicroBatcher(tagger, max_wait=1.0)  # all twelve arrive within the wait
+        futures = [submit(batcher, [TEXTS[n % 4]]) for n in range(6)]
+        bad = batcher.submit(["Rome"], [[[]]])
+        futures += [submit(batcher, [TEXTS[n % 4]]) for n in range(6, 11)]
+        answers = [future.result(timeout=120) for future in futures]
+        with pytest.raises(ValueError, match="has no tokens"):
+            bad.result(timeout=120)
+        batcher.close()
+    assert [answer[0].to_json() for answer in answers] == [expected[n % 4] for n in range(11)]
+    assert batcher.requests == 11
+    assert "a micro-batch of 12 requests failed" in caplog.text
 
 
 def test_bad_settings(tagger: Tagger) -> None:

@@ -1,22 +1,34 @@
 """The `Tagger` API and the model directory (ner/serving/tagger.py, archive.py) on a tiny real
 model trained on the fixture biLM (tests/tiny_tagger.py)."""
 
+import dataclasses
+import hashlib
 import itertools
 import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 from tiny_tagger import FIXTURE, corpus, one_thread, saved_model, train_tagger
 
+from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
+from ner.bilm.options import BiLMOptions
 from ner.data.tag_schemes import tags_to_spans
-from ner.serving.archive import FORMAT_VERSION, ArchiveError, load_archive, manifest_digest
+from ner.serving.archive import (
+    FORMAT_VERSION,
+    ArchiveError,
+    BiLMFiles,
+    load_archive,
+    manifest_digest,
+)
 from ner.serving.tagger import Tagger
 from ner.tagger.dataset import collate
+from ner.training.config import ElmoConfig
 
 TEXTS = [
     "Peter Smith lives in Rome. Anna went to London!",
@@ -191,6 +203,46 @@ def test_large_bilm_is_referenced_not_copied(tmp_path: Path) -> None:
         Tagger.load(tmp_path / "model")
 
 
+def test_a_bilm_url_is_downloaded_only_when_allowed(
+    tmp_path: Path, http_server, isolated_data_dir: Path
+) -> None:
+    """A model folder may name any URL for its biLM: loading fetches it only when the caller
+    allows downloads, and never more bytes than the manifest recorded."""
+    for name in ("options.json", "lm_weights.hdf5"):
+        shutil.copy(FIXTURE / name, http_server.root / name)
+    tagger = train_tagger(steps=1)
+    tagger.bilm_files = type(tagger.bilm_files)(
+        http_server.url("options.json"), http_server.url("lm_weights.hdf5"), state="warm"
+    )
+    directory = tagger.save(tmp_path / "model", embed_bilm_max_bytes=1000)
+    manifest = json.loads((directory / "archive.json").read_text())
+    assert manifest["bilm"]["weights"]["source"] == http_server.url("lm_weights.hdf5")
+    assert manifest["bilm"]["weights"]["size"] == (FIXTURE / "lm_weights.hdf5").stat().st_size
+    shutil.rmtree(isolated_data_dir / "downloads")  # as on a machine that never fetched it
+    http_server.hits.clear()
+
+    with pytest.raises(ArchiveError, match=r"is to be downloaded from http.*allow_download=True"):
+        Tagger.load(directory)
+    assert http_server.hits == []  # nothing was fetched
+
+    weights = http_server.root / "lm_weights.hdf5"
+    weights.write_bytes(weights.read_bytes() + bytes(2**20))  # the server now sends 1 MiB more
+    with pytest.raises(ArchiveError, match=r"biLM weights file .*more than the \d+ expected"):
+        Tagger.load(directory, allow_download=True)
+    assert not any((isolated_data_dir / "downloads").glob("*lm_weights*"))
+
+    shutil.copy(FIXTURE / "lm_weights.hdf5", weights)
+    loaded = Tagger.load(directory, allow_download=True)
+    assert len(loaded.predict("Anna likes Rome.")[0].tags) == 4
+    Tagger.load(directory)  # in the download cache now: no download needed
+
+
+def test_bilm_files_default_to_the_state_mode_training_uses() -> None:
+    """A model's biLM must run as in training; a default of "stateless" gave other layers."""
+    training = {field.name: field.default for field in dataclasses.fields(ElmoConfig)}["state"]
+    assert BiLMFiles("options.json", "weights.hdf5").state == training == "warm"
+
+
 def test_model_of_another_format_version_is_refused(tmp_path: Path) -> None:
     directory = copy_model(tmp_path)
     manifest = json.loads((directory / "archive.json").read_text())
@@ -221,6 +273,63 @@ def test_damaged_model_directories_get_clear_errors(tmp_path: Path, damage, mess
         Tagger.load(directory)
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"num_layers": 10**6}, r"model_config\.num_layers is 1000000, but the weights hold 1 "),
+        ({"elmo_layers": 10**12}, r"model_config\.elmo_layers is 1000000000000, but the weights"),
+        (
+            {"num_words": 10**7},
+            r"word_embedding\.weight has shape \[33, 8\] in weights\.safetensors, shape "
+            r"\[10000000, 8\] by the model_config",
+        ),
+        ({"hidden_size": 10**6}, r"encoder\.bias_hh_l0 has shape \[64\] .*shape \[4000000\]"),
+    ],
+)
+def test_crafted_sizes_are_refused_before_the_model_is_built(
+    tmp_path: Path, change: dict, message: str
+) -> None:
+    """A re-signed archive.json asking for a million layers or ten million words is compared
+    with the weights before anything is allocated, and refused at once."""
+    directory = copy_model(tmp_path)
+    edit_manifest(directory, **change)
+    began = time.monotonic()
+    with pytest.raises(ArchiveError, match=message):
+        Tagger.load(directory)
+    assert time.monotonic() - began < 5
+
+
+def test_a_vocabulary_longer_than_its_embedding_is_refused(tmp_path: Path) -> None:
+    """One word past the embedding's rows would fail every sentence that holds it, and every
+    request in the same batch: such a folder is refused at load."""
+    directory = copy_model(tmp_path)
+    path = directory / "vocabularies" / "encoder.json"
+    vocabulary = json.loads(path.read_text())
+    vocabulary["words"]["items"].append("zanzibar")
+    path.write_text(json.dumps(vocabulary))
+    manifest = json.loads((directory / "archive.json").read_text())
+    manifest["sha256"]["vocabularies/encoder.json"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["manifest_sha256"] = manifest_digest(manifest)
+    (directory / "archive.json").write_text(json.dumps(manifest))
+    with pytest.raises(
+        ArchiveError, match=r"words has 34 entries, but the model's embedding has 33 rows"
+    ):
+        Tagger.load(directory)
+
+
+def test_a_bilm_of_another_shape_is_refused(tagger: Tagger, tmp_path: Path) -> None:
+    """A model reads a fixed number of biLM layers of a fixed width; another biLM would make
+    every request fail."""
+    options = json.loads((FIXTURE / "options.json").read_text())
+    options["lstm"]["n_layers"] = 1
+    other = BiLM(BiLMOptions.from_dict(options))
+    other.save(tmp_path / "options.json", tmp_path / "weights.hdf5")
+    files = BiLMFiles(str(tmp_path / "options.json"), str(tmp_path / "weights.hdf5"), "warm")
+    wrong = Tagger(tagger.model, tagger.encoder, files)
+    with pytest.raises(ArchiveError, match="gives 2 layers of 32 values, but the model mixes 3"):
+        _ = wrong.bilm
+
+
 def test_bad_arguments(tagger: Tagger) -> None:
     with pytest.raises(ValueError, match="batch_size"):
         tagger.predict("Rome", batch_size=0)
@@ -230,6 +339,8 @@ def test_bad_arguments(tagger: Tagger) -> None:
         tagger.tag_sentences([["Rome"], []])
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
         Tagger.load(saved_model(), precision="float16")
+    with pytest.raises(ValueError, match="tag_scheme must be one of iob1, iob2, bioes"):
+        Tagger(tagger.model, tagger.encoder, tagger.bilm_files, tag_scheme="bilou")
 
 
 def test_bfloat16_precision_keeps_the_tags(tagger: Tagger) -> None:

@@ -4,6 +4,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ner.common.precision import fused_lstm_keeps_float32_cell
 from ner.tagger import bilstm
 from ner.tagger.bilstm import BiLSTM, length_groups
 
@@ -98,3 +99,37 @@ def test_bfloat16_products_only_without_gradients():
     assert reduced.dtype == torch.float32 and not reduced[~mask].any()
     error = (reduced - exact).abs().amax()
     assert 0 < error < 0.01 * exact.abs().amax()
+
+
+def accumulator(steps_to_one: int = 333) -> BiLSTM:
+    """A one-layer BiLSTM whose cell state grows by about 1/`steps_to_one` at each step of an
+    all-ones input: input, forget and output gates near 1 (pre-activation 16), candidate
+    tanh(0.003), no recurrent weights."""
+    lstm = BiLSTM(1, 4, 1).eval()
+    with torch.no_grad():
+        for suffix in ("", "_reverse"):
+            for name in ("weight_hh", "bias_ih", "bias_hh"):
+                getattr(lstm, f"{name}_l0{suffix}").zero_()
+            weights = getattr(lstm, f"weight_ih_l0{suffix}")  # gates i, f, g, o (4 rows each)
+            weights.fill_(16.0)
+            weights[8:12] = 1 / steps_to_one
+    return lstm
+
+
+@pytest.mark.filterwarnings("ignore:TF32 acceleration on top of oneDNN")
+@pytest.mark.parametrize("onednn", [True, False])
+def test_bfloat16_keeps_the_cell_state_in_float32(onednn: bool) -> None:
+    """After 500 steps the cell state holds 1.5. In bfloat16 (8 significant bits) it would stop
+    at 1.0, where a step adds less than half a unit in the last place, and the output would be
+    tanh(1) = 0.76 instead of tanh(1.5) = 0.91. With or without oneDNN (torch's other kernels
+    need the cell state in the products' dtype, so there the BiLSTM stays in float32)."""
+    lstm = accumulator()
+    inputs, mask = torch.ones(1, 500, 1), torch.ones(1, 500, dtype=torch.bool)
+    with torch.no_grad(), torch.backends.mkldnn.flags(enabled=onednn):
+        exact = lstm(inputs, mask)
+        lstm.product_dtype = torch.bfloat16
+        reduced = lstm(inputs, mask)
+    assert exact[0, -1, 0] == pytest.approx(0.905, abs=0.001)
+    assert (reduced - exact).abs().amax() < 0.005
+    if onednn and fused_lstm_keeps_float32_cell(torch.device("cpu")):
+        assert not torch.equal(reduced, exact)  # the products did run in bfloat16
