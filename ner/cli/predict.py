@@ -34,7 +34,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
-from ner.cli.options import add_precision_option
+from ner.cli.options import add_model_options
 from ner.common.files import atomic_write, write_json
 from ner.common.threads import cpu_threads
 from ner.data.lines import Undecodable, read_text_lines, splits_as_bytes
@@ -307,7 +307,7 @@ def parser() -> argparse.ArgumentParser:
         "--encoding", type=encoding_name, default="utf-8", help="input encoding (default utf-8)"
     )
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    add_precision_option(p)
+    add_model_options(p)
     p.add_argument(
         "--threads",
         type=int,
@@ -348,6 +348,7 @@ def run(args: argparse.Namespace) -> int:
             tag_scheme=args.tag_scheme,
             tokenizer=args.tokenizer,
             precision=args.precision,
+            allow_download=args.allow_download,
         )
     except (ArchiveError, OSError, ValueError) as error:
         print(f"ner-predict: error: cannot load model {args.model}: {error}", file=sys.stderr)

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from ner.cli.options import add_precision_option
+from ner.cli.options import add_model_options
 from ner.common.memory import limit_kernel_cache
 from ner.common.threads import cpu_threads
 from ner.serving.hosts import allowed_hosts
@@ -75,12 +75,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-length", type=int, default=256, help="longer sentences go in pieces")
     p.add_argument("--tag-scheme", choices=("iob1", "iob2", "bioes"), help="scheme of the tags")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    p.add_argument(
-        "--allow-download",
-        action="store_true",
-        help="download a biLM that the model folder gives as a URL (default: refuse)",
-    )
-    add_precision_option(p)
+    add_model_options(p)
     p.add_argument("--log-level", default="info", help="uvicorn's log level")
     return p
 

@@ -321,7 +321,7 @@ def _resolve_bilm(
                 f"the biLM {name} file of model {directory} is to be downloaded from {source}. "
                 "A model folder can name any address, so loading downloads only when allowed: "
                 "if you trust where the folder comes from, load it with allow_download=True "
-                "(ner-serve --allow-download), or point the manifest at a local copy"
+                "(ner-predict/ner-serve --allow-download), or point the manifest at a local copy"
             ) from None
         except OSError as error:  # missing, too large, corrupt (ChecksumError), not downloadable
             raise ArchiveError(f"the biLM {name} file of model {directory}: {error}") from None
