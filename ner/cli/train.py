@@ -6,11 +6,15 @@ Writes into the Hydra run dir: ``config.yaml`` (resolved), ``checkpoints/{best,l
 logging into RUN_DIR too. Ctrl-C or SIGTERM saves a checkpoint and says how to resume.
 """
 
+import logging
+import math
 import sys
 from typing import Any
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from ner.common.memory import pin_mmap_threshold
@@ -19,6 +23,8 @@ from ner.training.config import ConfigError, validate
 from ner.training.interrupt import TrainingInterrupted
 from ner.training.loop import TrainingDiverged
 from ner.training.run import train
+
+logger = logging.getLogger(__name__)
 
 
 class ValidateConfig(Callback):
@@ -40,12 +46,28 @@ class ValidateConfig(Callback):
             sys.exit(f"ner-train: {error}")
 
 
+def in_search() -> bool:
+    """Whether this run is a trial of a sweeper that optimizes the returned value (Optuna)."""
+    if not HydraConfig.initialized():
+        return False
+    hydra_config = HydraConfig.get()
+    target = str(hydra_config.sweeper.get("_target_", ""))
+    return hydra_config.mode == RunMode.MULTIRUN and "optuna" in target.lower()
+
+
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
 def run(cfg: DictConfig) -> float:
-    """Hydra entry point; returns the dev F1 (the objective for sweepers)."""
+    """Hydra entry point; returns the dev F1 (the objective for sweepers). In a search, a run
+    whose loss diverged returns NaN, which Optuna records as a failed trial, and the search goes
+    on: a learning rate too high for the data is a result of the search, not the end of it."""
     try:
         return train(cfg)["dev"]["f1"]
-    except (ConfigError, TrainingDiverged, NonFiniteFeaturesError) as error:
+    except TrainingDiverged as error:
+        if in_search():
+            logger.error("this trial failed: %s", error)
+            return math.nan
+        sys.exit(f"ner-train: {error}")
+    except (ConfigError, NonFiniteFeaturesError) as error:
         sys.exit(f"ner-train: {error}")
     except TrainingInterrupted as error:
         print(f"ner-train: {error}", file=sys.stderr)
