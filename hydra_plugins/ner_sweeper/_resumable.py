@@ -61,8 +61,6 @@ class ResumableSweeperImpl(OptunaSweeperImpl):
                 f"{sweep_dir}: another search is running in this folder (wait for it, or give "
                 "this one hydra.sweep.dir=DIR)"
             ) from None
-        # Alembic (under Optuna's SQL storage) logs every plugin it sets up at INFO.
-        logging.getLogger("alembic").setLevel(logging.WARNING)
         try:
             self.params = self._applicable_params()
             check_record(sweep_dir / RECORD, self._record(arguments))

@@ -5,9 +5,14 @@ here; the work is done in `_resumable` (imported late: Hydra imports every plugi
 up, and Optuna is slow to import).
 """
 
+import logging
 from typing import Any
 
 from hydra_plugins.hydra_optuna_sweeper.optuna_sweeper import OptunaSweeper
+
+# Alembic, imported with Optuna (here before the sweeper: Hydra builds its sampler first), logs
+# every plugin it sets up at INFO.
+logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 class ResumableOptunaSweeper(OptunaSweeper):
