@@ -71,6 +71,12 @@ def run(cfg: DictConfig) -> float:
         sys.exit(f"ner-train: {error}")
     except TrainingInterrupted as error:
         print(f"ner-train: {error}", file=sys.stderr)
+        if in_search():
+            print(
+                "ner-train: or rerun the search's command: finished trials are kept, this one "
+                "is marked failed and the missing trials run",
+                file=sys.stderr,
+            )
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit("ner-train: interrupted before training started or after it ended")
