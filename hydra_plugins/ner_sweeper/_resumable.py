@@ -116,8 +116,8 @@ class ResumableSweeperImpl(OptunaSweeperImpl):
         fixed = []
         for override in OverridesParser.create().parse_overrides(arguments):
             key = override.get_key_element()
-            if override.is_sweep_override():
-                space[key] = override.get_value_element_as_str()
+            if override.is_sweep_override():  # as written: a sweep has no other string form
+                space[key] = override.input_line.partition("=")[2]
             else:  # a plain value fixes a key, taking it out of the search space
                 space.pop(key, None)
                 fixed.append(override.input_line)

@@ -7,7 +7,6 @@ logging into RUN_DIR too. Ctrl-C or SIGTERM saves a checkpoint and says how to r
 """
 
 import logging
-import math
 import sys
 from typing import Any
 
@@ -58,14 +57,15 @@ def in_search() -> bool:
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
 def run(cfg: DictConfig) -> float:
     """Hydra entry point; returns the dev F1 (the objective for sweepers). In a search, a run
-    whose loss diverged returns NaN, which Optuna records as a failed trial, and the search goes
-    on: a learning rate too high for the data is a result of the search, not the end of it."""
+    whose loss diverged scores 0 and the search goes on: a learning rate too high for the data
+    is a result of the search, not its end, and the sampler learns to avoid it (a failed trial
+    would teach it nothing; the trial's folder has no results.json, as for any failed run)."""
     try:
         return train(cfg)["dev"]["f1"]
     except TrainingDiverged as error:
         if in_search():
-            logger.error("this trial failed: %s", error)
-            return math.nan
+            logger.error("this trial scores dev F1 0: %s", error)
+            return 0.0
         sys.exit(f"ner-train: {error}")
     except (ConfigError, NonFiniteFeaturesError) as error:
         sys.exit(f"ner-train: {error}")

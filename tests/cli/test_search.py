@@ -22,9 +22,15 @@ from ner.common.paths import PROJECT_ROOT
 workspace = test_train.workspace  # the fixture: tiny corpus, GloVe file, environment
 
 
-def search_args(workspace: dict, sweep: Path, trials: int, *extra: str) -> list[str]:
+def search_args(
+    workspace: dict,
+    sweep: Path,
+    trials: int,
+    *extra: str,
+    lr: str = "tag(log, interval(0.005, 0.02))",
+) -> list[str]:
     """A tiny search: 1 epoch per trial, hidden size fixed (a plain value takes it out of the
-    search space), W&B on."""
+    search space), the learning rate's range set on the command line, W&B on."""
     args = [a for a in overrides(workspace, sweep, epochs=1) if not a.startswith("hydra.run")]
     args = [a for a in args if not a.startswith(("model.hidden_size", "trainer.optimizer.lr"))]
     return [
@@ -32,6 +38,7 @@ def search_args(workspace: dict, sweep: Path, trials: int, *extra: str) -> list[
         "hparams_search=optuna",
         *args,
         "model.hidden_size=16",
+        f"trainer.optimizer.lr={lr}",
         "logger=wandb",
         f"hydra.sweeper.n_trials={trials}",
         f"hydra.sweep.dir={sweep}",
@@ -55,7 +62,8 @@ def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
         assert str(sweep).encode() in wandb_file.read_bytes(), "W&B group: the sweep folder"
     record = yaml.safe_load((sweep / "search.yaml").read_text())
     assert "model.hidden_size" not in record["search_space"]
-    assert {"trainer.optimizer.lr", "elmo.mix.l2"} <= set(record["search_space"])
+    assert record["search_space"]["trainer.optimizer.lr"] == "tag(log, interval(0.005, 0.02))"
+    assert "elmo.mix.l2" in record["search_space"]
     values = [t.value for t in study(sweep).trials]
     assert values == [
         json.loads((sweep / t / "results.json").read_text())["dev"]["f1"] for t in ("0", "1")
@@ -74,6 +82,7 @@ def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
     assert {t: (sweep / t / "results.json").stat().st_mtime_ns for t in ("0", "1")} == finished
     assert (sweep / "3" / "results.json").is_file() and not (sweep / "2").exists()
     assert trials[3].params != trials[0].params, "the resumed part draws anew"
+    assert all(0.005 <= t.params["trainer.optimizer.lr"] <= 0.02 for t in trials if t.params)
 
     report = subprocess.run(
         [sys.executable, "-m", "ner.cli.report", str(sweep), "--no-plots"],
@@ -104,6 +113,17 @@ def test_resuming_with_other_settings_is_refused(workspace, tmp_path):
     assert done.returncode != 0
     assert f"{sweep / 'search.yaml'}: this folder holds another search" in done.stderr
     assert "hydra.sweep.dir=DIR" in done.stderr and not (sweep / "0").exists()
+
+
+@pytest.mark.slow
+def test_a_diverged_trial_scores_zero_and_the_search_goes_on(workspace, tmp_path):
+    sweep = tmp_path / "search"
+    args = search_args(workspace, sweep, 1, "logger=none", lr="1e30")
+    run_train(workspace, args)
+    [trial] = study(sweep).trials
+    assert trial.state == TrialState.COMPLETE and trial.value == 0.0
+    assert not (sweep / "0" / "results.json").exists()
+    assert "this trial scores dev F1 0" in (sweep / "0" / "train.log").read_text()
 
 
 def test_search_keys_under_a_null_node_do_not_apply():
