@@ -1,5 +1,5 @@
-"""Shared test set-up: point the corpus mirrors at ../shared/mirror unless already configured,
-and fixtures for an isolated data folder and a local http server."""
+"""Shared test set-up: the tiny ELMo fixture, the optional corpus mirror (``NER_MIRROR``) for the
+tests marked ``mirror``, and fixtures for an isolated data folder and a local http server."""
 
 import http.server
 import json
@@ -10,16 +10,26 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from fixture_files import FIXTURE, MIRROR
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("NER_SHARED_DIR") or REPO.parent / "shared")
-FIXTURE = SHARED / "fixtures" / "elmo"  # AllenNLP's tiny ELMo and bilm-tf's outputs for it
-MIRROR = Path(os.environ.get("NER_MIRROR") or SHARED / "mirror")
-
-os.environ.setdefault("NER_NLTK_DATA_URL", str(MIRROR / "nltk_data"))
-os.environ.setdefault("NER_REUTERS_URL", str(MIRROR / "reuters21578" / "reuters21578.tar.gz"))
+if MIRROR is not None:
+    os.environ.setdefault("NER_NLTK_DATA_URL", str(MIRROR / "nltk_data"))
+    os.environ.setdefault("NER_REUTERS_URL", str(MIRROR / "reuters21578" / "reuters21578.tar.gz"))
 # The `elmo=fixture` preset reads its folder from here.
 os.environ.setdefault("NER_ELMO_FIXTURE", str(FIXTURE))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the tests that download real named corpora unless a mirror is configured."""
+    if MIRROR is not None:
+        return
+    skip = pytest.mark.skip(
+        reason="downloads real corpora: set NER_MIRROR to a folder with nltk_data/ and "
+        "reuters21578/ (a copy of the public sources) to run it"
+    )
+    for item in items:
+        if "mirror" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from pathlib import Path
 import ner
 
 PACKAGE = Path(ner.__file__).parent
+CONF = PACKAGE.parent / "conf"  # the configs, shipped as `ner.conf`
 
 # Higher numbers may import lower ones. Entry points (`ner/cli/`, `python -m` modules, the
 # config package that registers the schemas, the lazy `ner.Tagger` export) sit on top.
@@ -42,8 +43,15 @@ def imported_packages(path: Path) -> set[str]:
     return found
 
 
+def modules() -> list[Path]:
+    """Every module of the package, the config package included."""
+    return sorted([*PACKAGE.rglob("*.py"), *CONF.rglob("*.py")])
+
+
 def layer_of(path: Path) -> tuple[str, int]:
     """(subpackage, layer) of a module of the package."""
+    if path.is_relative_to(CONF):
+        return "conf", LAYERS["conf"]
     parts = path.relative_to(PACKAGE).parts
     name = parts[0].removesuffix(".py")
     if path.name == "__main__.py" or name == "__init__":
@@ -62,7 +70,7 @@ def test_every_subpackage_has_a_layer():
 
 def test_no_module_imports_a_higher_layer():
     upward = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in modules():
         own, rank = layer_of(path)
         for target in imported_packages(path) - {own}:
             if LAYERS[target] >= rank and rank != ENTRY_POINT:
@@ -70,8 +78,15 @@ def test_no_module_imports_a_higher_layer():
     assert not upward, "\n".join(upward)
 
 
+def test_python_m_modules_are_aliases_of_console_commands():
+    """A library package's `__main__.py` only hands over to its command in `ner/cli/`, so the
+    library's own modules never reach up for what a command needs."""
+    for path in PACKAGE.glob("*/__main__.py"):
+        assert imported_packages(path) == {"cli"}, path
+
+
 def test_the_library_never_imports_the_entry_points():
-    for path in PACKAGE.rglob("*.py"):
+    for path in modules():
         _, rank = layer_of(path)
         if rank != ENTRY_POINT:
             assert "cli" not in imported_packages(path), path

@@ -49,12 +49,10 @@ def installed(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, source / name)
-    for package in ("ner", "hydra_plugins"):
-        shutil.copytree(
-            REPO / package, source / package, ignore=shutil.ignore_patterns("__pycache__")
-        )
+    for name in ("ner", "conf", "hydra_plugins"):
+        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
          "--disable-pip-version-check", "-q", "-w", str(root / "dist"), str(source)],
@@ -125,7 +123,15 @@ def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
     shipped = [line.split(": ", 1)[1] for line in composed.splitlines() if "weight_file:" in line]
     assert shipped and Path(shipped[0]).is_file() and "site-packages" in shipped[0]
     assert "ner-pretrain" in run(installed, "ner-pretrain", "--help").stdout
+    assert "conll2003" in run(installed, "ner-data", "list").stdout
     assert "conll2003" in run(installed, "python", "-m", "ner.data", "list").stdout
+    # The configs come from the wheel (ner/conf); a user's own config folder joins them.
+    (work / "my_conf" / "data").mkdir(parents=True)
+    (work / "my_conf" / "data" / "shop.yaml").write_text("name: shop_orders\n")
+    searched = run(
+        installed, "ner-train", "hydra.searchpath=[file://my_conf]", "data=shop", "--cfg", "job"
+    ).stdout
+    assert "name: shop_orders" in searched and "max_epochs" in searched
 
     corpus = write_corpus(work / "tiny")
     run_dir = work / "runs" / "tiny"

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+from fixture_files import FIXTURE
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
@@ -19,7 +20,6 @@ from ner.serving.tagger import Tagger
 from ner.tagger.dataset import Encoder, collate, tag_list
 from ner.tagger.model import TaggerModel
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "elmo"
 BILM = BiLMFiles(str(FIXTURE / "options.json"), str(FIXTURE / "lm_weights.hdf5"), state="warm")
 
 # (tokens, IOB2 tags)

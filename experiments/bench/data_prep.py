@@ -3,7 +3,7 @@
     .venv/bin/python experiments/bench/data_prep.py
 
 Runs in a fresh temporary data folder that reuses the already downloaded files of data/downloads
-(run ``python -m ner.data prepare conll2003 --glove`` once first), so no time is spent on the
+(run ``ner-data prepare conll2003 --glove`` once first), so no time is spent on the
 network. The text file is the 6B.50d matrix written back in GloVe's text format.
 """
 

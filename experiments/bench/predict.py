@@ -4,13 +4,13 @@
         [--model MODEL_DIR] [--threads 1 2] [--batch-size 64] [--sentences N]
 
 Without ``--model`` it builds a tagger with the default architecture
-(ner/conf/model/bilstm_crf.yaml +
-ner/conf/embeddings/glove.yaml: GloVe-sized 50-d words over the CoNLL-2003 vocabulary, char-CNN
+(conf/model/bilstm_crf.yaml +
+conf/embeddings/glove.yaml: GloVe-sized 50-d words over the CoNLL-2003 vocabulary, char-CNN
 16/128/3, ELMo scalar mix, 2×200 BiLSTM, constrained CRF) with random weights — speed does not
 depend on the weight values — and saves it as a model directory with the chosen biLM:
 
 * ``fixture``: AllenNLP's tiny test biLM (2×64 LSTM, 32-d layers);
-* ``shipped-shape``: a biLM of the shipped model's shape (ner/conf/pretrain.yaml ``model``:
+* ``shipped-shape``: a biLM of the shipped model's shape (conf/pretrain.yaml ``model``:
   2×512 LSTM, 128-d projections, 512 char filters; random weights), until the trained one exists;
 * ``DIR``: a folder with options.json + weights.hdf5 (e.g. the shipped ner/pretrained model).
 
@@ -52,9 +52,9 @@ def bilm_files(choice: str, workdir: Path) -> BiLMFiles:
     if choice == "fixture":
         return BiLMFiles(str(FIXTURE / "options.json"), str(FIXTURE / "lm_weights.hdf5"), "warm")
     if choice == "shipped-shape":
-        shape = yaml.safe_load((REPO / "ner/conf/pretrain.yaml").read_text())["model"]
+        shape = yaml.safe_load((REPO / "conf/pretrain.yaml").read_text())["model"]
         torch.manual_seed(0)
-        bilm = BiLM(BiLMOptions.from_dict(shape, source="ner/conf/pretrain.yaml"))
+        bilm = BiLM(BiLMOptions.from_dict(shape, source="conf/pretrain.yaml"))
         bilm.save(workdir / "options.json", workdir / "weights.hdf5")
         return BiLMFiles(str(workdir / "options.json"), str(workdir / "weights.hdf5"), "warm")
     folder = Path(choice)
@@ -64,8 +64,8 @@ def bilm_files(choice: str, workdir: Path) -> BiLMFiles:
 
 def build_model(sentences: list[list[str]], tags: list[list[str]], bilm: BiLMFiles, out: Path):
     """A default-architecture tagger with random weights, saved as a model directory."""
-    model_conf = yaml.safe_load((REPO / "ner/conf/model/bilstm_crf.yaml").read_text())
-    embeddings = yaml.safe_load((REPO / "ner/conf/embeddings/glove.yaml").read_text())
+    model_conf = yaml.safe_load((REPO / "conf/model/bilstm_crf.yaml").read_text())
+    embeddings = yaml.safe_load((REPO / "conf/embeddings/glove.yaml").read_text())
     model_conf.pop("_target_")
     options = BiLMOptions.from_file(bilm.options)
     labels = tag_list(entity_types(tags), model_conf["tag_scheme"])

@@ -11,7 +11,7 @@ thread, model load time, peak memory, and whether the outputs are the same.
 (`ner.common.precision`); with `--old` and `--new` the same tree, that measures what the option
 alone gives.
 
-The tagger has the default architecture (ner/conf/model/bilstm_crf.yaml with 50-d words over the
+The tagger has the default architecture (conf/model/bilstm_crf.yaml with 50-d words over the
 CoNLL-2003 vocabulary, char-CNN 16/128/3, the ELMo scalar mix over the given biLM) and random
 weights from seed 0, so both versions build exactly the same model; speed does not depend on the
 weight values. Each measurement is a fresh process that imports `ner` from one tree, saves the
@@ -98,8 +98,8 @@ def benchmark_data(bilm: Path, sentences: int | None) -> dict:
     from ner.data import load_corpus
     from ner.tagger.dataset import entity_types, tag_list
 
-    model = yaml.safe_load((REPO / "ner/conf/model/bilstm_crf.yaml").read_text())
-    words = yaml.safe_load((REPO / "ner/conf/embeddings/glove.yaml").read_text())
+    model = yaml.safe_load((REPO / "conf/model/bilstm_crf.yaml").read_text())
+    words = yaml.safe_load((REPO / "conf/embeddings/glove.yaml").read_text())
     model.pop("_target_")
     options = json.loads((bilm / "options.json").read_text())
     corpus = load_corpus("conll2003")

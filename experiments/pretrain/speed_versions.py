@@ -4,7 +4,7 @@
     .venv/bin/python experiments/pretrain/speed_versions.py --old ../ner-old --new . \\
         --threads 1 --rounds 3 --steps 8 --out experiments/results/pretrain/speed_versions.json
 
-The corpus (ner/conf/pretrain.yaml's sources) is encoded once, by the new code, into a
+The corpus (conf/pretrain.yaml's sources) is encoded once, by the new code, into a
 temporary .npz; each measurement is a fresh process that imports `ner` from one of the two trees,
 builds the default biLM shape and the default batch (64 streams × 20 steps, 2048 negatives,
 dropout 0.1, Adam), and times `--steps` training steps after 2 warm-up steps. The versions
@@ -115,7 +115,7 @@ def encode(path: Path) -> None:
     from ner.pretrain.corpus import encode_corpus
     from ner.pretrain.vocabulary import vocabulary_size
 
-    cfg = OmegaConf.load(Path(__file__).resolve().parents[2] / "ner" / "conf" / "pretrain.yaml")
+    cfg = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf" / "pretrain.yaml")
     corpus = encode_corpus(
         list(cfg.corpus.sources), cfg.corpus.heldout_per_mille, cfg.corpus.max_sentence_tokens
     )
@@ -165,7 +165,7 @@ def main() -> None:
         help="also measure the new code with these numbers of streams (batching is a lever too)",
     )
     args = parser.parse_args()
-    config = Path(__file__).resolve().parents[2] / "ner" / "conf" / "pretrain.yaml"
+    config = Path(__file__).resolve().parents[2] / "conf" / "pretrain.yaml"
     if args.old.resolve() == args.new.resolve():
         parser.error("--old and --new are the same tree")
     with tempfile.TemporaryDirectory() as folder:

@@ -1,7 +1,9 @@
 """Held-out perplexity of a pretraining run from two starting states: zeros (as at inference, and as
 `metrics.json` reports) and the per-unit mean of the states carried in its checkpoint.
 
-    .venv/bin/python experiments/pretrain/state_start.py data/pretrain/runs/elmo-small-news
+    .venv/bin/python experiments/pretrain/state_start.py data/pretrain/runs/elmo-small-news-previous
+
+(after stage 1 of experiments/pretrain/train_previous.sh).
 
 Recorded (stage 1 of elmo-small-news, 1500 steps, state never reset; forward / backward):
 zero start 1386 / 2165, mean carried state 228 / 239 — the model had learned to work only from the

@@ -44,7 +44,7 @@ TIMING_FILE = RESULTS / "epoch_timing.json"
 MAX_EPOCHS = 20
 PATIENCE = 5
 SHIPPED_ELMO = "small_news"
-FULL_SCHEDULE_EPOCHS = 75  # ner/conf/trainer/default.yaml, for the budget estimate of those runs
+FULL_SCHEDULE_EPOCHS = 75  # conf/trainer/default.yaml, for the budget estimate of those runs
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,7 @@ def check_elmo_preset(name: str) -> None:
 
     import ner.training.config  # noqa: F401  (registers the ${shipped_bilm:} resolver)
 
-    path = ROOT / "ner" / "conf" / "elmo" / f"{name}.yaml"
+    path = ROOT / "conf" / "elmo" / f"{name}.yaml"
     if not path.is_file():
         sys.exit(f"study: no ELMo preset {path}")
     preset = OmegaConf.load(path)
@@ -283,8 +283,8 @@ def timing(args: argparse.Namespace) -> int:
     extra = [f"data.max_sentences={args.sentences or 'null'}", f"trainer.max_epochs={args.epochs}"]
     import ner.training.config  # noqa: F401  (registers the ${shipped_bilm:} resolver)
 
-    elmo_preset = OmegaConf.load(ROOT / "ner" / "conf" / "elmo" / f"{args.elmo}.yaml")
-    bilm_note = f"ner/conf/elmo/{args.elmo}.yaml"
+    elmo_preset = OmegaConf.load(ROOT / "conf" / "elmo" / f"{args.elmo}.yaml")
+    bilm_note = f"conf/elmo/{args.elmo}.yaml"
     if not Path(elmo_preset.weight_file).is_file():
         extra += random_bilm(elmo_preset)
         bilm_note += " shape, random weights (the trained weights were not there yet)"
@@ -430,7 +430,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["run", "status", "commands", "time"])
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (1 thread each)")
-    parser.add_argument("--elmo", default=SHIPPED_ELMO, help="ner/conf/elmo preset of ELMo runs")
+    parser.add_argument("--elmo", default=SHIPPED_ELMO, help="conf/elmo preset of ELMo runs")
     parser.add_argument("--only", nargs="+", help="jobs whose name contains one of these")
     parser.add_argument("--max-minutes", type=float, help="start no job after this long")
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR)

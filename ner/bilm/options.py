@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ner.common.errors import NerError
 
-class OptionsError(ValueError):
+
+class OptionsError(NerError, ValueError):
     """options.json is malformed or asks for something this biLM does not support."""
 
 

@@ -2,15 +2,62 @@
 
 As in AllenNLP's ScalarMix, s = softmax(w) with w initialised to 0 and γ to 1, both trainable.
 Options: a subset of layers (e.g. top only `[2]`, or `[0, 1]`), fixed normalised weights (then w and
-γ are frozen, like AllenNLP's `scalar_mix_parameters`), and AllenNLP's whole-tensor layer norm.
-One difference: AllenNLP's `Elmo` mixes the boundary-inclusive activations, so its layer-norm
-statistics include BOS/EOS positions; the biLM here returns layers without boundaries.
+γ are frozen, like AllenNLP's `scalar_mix_parameters`), and a layer norm. The layer norm differs
+from AllenNLP's, which takes one mean and variance over the whole masked batch: here each
+sentence is normalised over its own unmasked positions, so its vectors do not depend on the
+other sentences in its batch. AllenNLP's `Elmo` also mixes the boundary-inclusive activations
+(its statistics include BOS/EOS); the biLM here returns layers without boundaries.
 """
 
 from collections.abc import Sequence
 
 import torch
 from torch import nn
+
+from ner.common.errors import NerError
+
+
+class MixError(NerError, ValueError):
+    """Scalar-mix settings that do not fit the biLM; `option` names the argument at fault."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+def mixed_layers(
+    num_layers: int | None,
+    layers: Sequence[int] | None = None,
+    fixed_weights: Sequence[float] | None = None,
+) -> list[int] | None:
+    """The layers a mix of a biLM with `num_layers` layers uses (default: all), after checking
+    `layers` (distinct, in range) and `fixed_weights` (one per mixed layer, ≥ 0, summing to 1);
+    raises `MixError`. With `num_layers` None (the biLM is not at hand: training checks its
+    config before loading anything) the checks that need it are skipped, and the default
+    `layers` is None."""
+    chosen = None if layers is None else [int(i) for i in layers]
+    if chosen is not None and (not chosen or len(set(chosen)) != len(chosen)):
+        raise MixError("layers", f"layers must be distinct and non-empty, got {chosen}")
+    if num_layers is not None:
+        if chosen is not None and any(not 0 <= i < num_layers for i in chosen):
+            raise MixError(
+                "layers",
+                f"layers out of range for the biLM's {num_layers} layers (0 to "
+                f"{num_layers - 1}), got {chosen}",
+            )
+        chosen = list(range(num_layers)) if chosen is None else chosen
+    if fixed_weights is not None:
+        weights = [float(w) for w in fixed_weights]
+        if (
+            (chosen is not None and len(weights) != len(chosen))
+            or any(w < 0 for w in weights)
+            or abs(sum(weights) - 1.0) > 1e-6
+        ):
+            count = f"{len(chosen)} weights (one per mixed layer {chosen})" if chosen else "weights"
+            raise MixError(
+                "fixed_weights", f"expected {count}, each ≥ 0, summing to 1; got {weights}"
+            )
+    return chosen
 
 
 class ScalarMix(nn.Module):
@@ -24,26 +71,13 @@ class ScalarMix(nn.Module):
         layer_norm: bool = False,
     ) -> None:
         super().__init__()
-        self.layers = list(range(num_layers)) if layers is None else [int(i) for i in layers]
-        if not self.layers or len(set(self.layers)) != len(self.layers):
-            raise ValueError(f"ScalarMix layers must be distinct and non-empty, got {layers}")
-        if any(not 0 <= i < num_layers for i in self.layers):
-            raise ValueError(f"ScalarMix layers {self.layers} out of range for {num_layers} layers")
+        self.layers: list[int] = mixed_layers(num_layers, layers, fixed_weights)  # type: ignore[assignment]
         self.layer_norm = layer_norm
         self.fixed = fixed_weights is not None
         if fixed_weights is None:
             self.scalar_parameters = nn.Parameter(torch.zeros(len(self.layers)))
         else:
             weights = torch.tensor([float(w) for w in fixed_weights])
-            if (
-                len(weights) != len(self.layers)
-                or (weights < 0).any()
-                or abs(float(weights.sum()) - 1.0) > 1e-6
-            ):
-                raise ValueError(
-                    f"ScalarMix fixed_weights must be {len(self.layers)} values >= 0 summing"
-                    f" to 1 (normalised, one per layer {self.layers}), got {list(fixed_weights)}"
-                )
             self.scalar_parameters = nn.Parameter(weights, requires_grad=False)
         self.gamma = nn.Parameter(torch.tensor(1.0), requires_grad=not self.fixed)
 
@@ -67,12 +101,13 @@ class ScalarMix(nn.Module):
 
     @staticmethod
     def _normalize(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """One mean and variance over all unmasked elements of the whole tensor (AllenNLP)."""
+        """Each sentence's own mean and variance over its unmasked elements (T_i × D values), so
+        a sentence's vectors never depend on the other sentences of its batch (a row chunk of a
+        training step, a server's micro-batch). A row without unmasked positions stays as it is
+        up to the constant shift and scale (its values are padding)."""
         broadcast = mask.unsqueeze(-1)  # (B, T, 1)
-        count = mask.sum() * tensor.shape[-1]
-        if count == 0:
-            raise ValueError("ScalarMix layer norm needs at least one unmasked position")
+        count = (mask.sum(dim=1) * tensor.shape[-1]).clamp(min=1)[:, None, None]  # (B, 1, 1)
         masked = tensor * broadcast
-        mean = masked.sum() / count
-        variance = (((masked - mean) * broadcast) ** 2).sum() / count
+        mean = masked.sum(dim=(1, 2), keepdim=True) / count
+        variance = (((masked - mean) * broadcast) ** 2).sum(dim=(1, 2), keepdim=True) / count
         return (tensor - mean) / torch.sqrt(variance + 1e-13)

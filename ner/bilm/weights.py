@@ -13,10 +13,11 @@ import numpy as np
 import torch
 
 from ner.bilm.options import BiLMOptions
+from ner.common.errors import NerError
 from ner.common.files import atomic_path
 
 
-class WeightsError(ValueError):
+class WeightsError(NerError, ValueError):
     """A weights.hdf5 file is unreadable or does not match its options."""
 
 

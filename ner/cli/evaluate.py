@@ -18,20 +18,29 @@ from ner.common.threads import cpu_threads
 from ner.training.reevaluate import evaluate_run
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The ``ner-evaluate`` command."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ner-evaluate`` command line (docs/cli.md documents every option)."""
     parser = argparse.ArgumentParser(prog="ner-evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", type=Path, help="a training run's output directory")
     parser.add_argument("--split", default="test", choices=["train", "validation", "test"])
     parser.add_argument("--corpus", help="another corpus name or folder (default: the run's)")
     parser.add_argument("--checkpoint", default="best", choices=["best", "last"])
-    parser.add_argument("--max-sentences", type=int, help="cap the split (quick checks)")
+    parser.add_argument(
+        "--max-sentences",
+        type=int,
+        help="cap the split (default: the run's data.max_sentences; none with --corpus)",
+    )
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--device", default="cpu")
     parser.add_argument(
         "--threads", default="auto", help="torch CPU threads (auto: half the cores)"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``ner-evaluate`` command."""
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     torch.set_num_threads(cpu_threads(args.threads))
     try:

@@ -309,7 +309,7 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=cpu_threads("auto"),
         help="torch CPU threads (default: half the cores, 1 to 4; as ner-train's auto: on a busy "
-        "machine oversubscribed OpenMP threads spin, and 2 threads ran 7x slower than 1 here)",
+        "machine oversubscribed OpenMP threads spin, and 2 threads ran 17x slower than 1 here)",
     )
     p.add_argument(
         "--chunk-lines",

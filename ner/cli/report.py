@@ -113,11 +113,14 @@ def insert_into(path: Path, text: str) -> None:
     path.write_text(f"{head}{BEGIN}\n{text.strip()}\n{END}{tail}", encoding="utf-8")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ner-report`` command line (docs/cli.md documents every option)."""
     parser = argparse.ArgumentParser(
         prog="ner-report", description=__doc__.splitlines()[0].split(": ")[0]
     )
-    parser.add_argument("dirs", nargs="+", type=Path, help="run folders to search for results.json")
+    parser.add_argument(
+        "dirs", nargs="+", type=Path, metavar="DIR", help="run folders to search for results.json"
+    )
     parser.add_argument("--out", type=Path, help="where report.md/json and plots/ go")
     parser.add_argument("--study-json", type=Path, help="write <DIR>/<corpus>.json per corpus")
     parser.add_argument("--insert-into", type=Path, help="Markdown file with report markers")
@@ -128,7 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_RESAMPLES,
         help="random swaps of the paired test over test sentences (default %(default)s)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     out = args.out or (args.dirs[0] if args.dirs[0].is_dir() else args.dirs[0].parent)
     try:
         if args.resamples < 1:

@@ -18,6 +18,9 @@ from ner.cli.options import add_precision_option
 from ner.common.memory import limit_kernel_cache
 from ner.common.threads import cpu_threads
 
+# How long a worker process may take to answer uvicorn's liveness ping (see `main`).
+WORKER_HEALTHCHECK_SECONDS = 60
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -112,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
             port=args.port,
             workers=args.workers,
             log_level=args.log_level,
+            # A worker answers the supervisor's pings while it loads the model; on a busy machine
+            # that answer can take longer than uvicorn's 5 s, and a worker killed for it is
+            # replaced by one that loads again, without end.
+            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
         )
         return 0
     try:

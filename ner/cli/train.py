@@ -16,9 +16,9 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from ner.common.errors import NerError, exit_for_user
 from ner.common.memory import pin_mmap_threshold
-from ner.features.cache import NonFiniteFeaturesError
-from ner.training.config import ConfigError, validate
+from ner.training.config import validate
 from ner.training.interrupt import TrainingInterrupted
 from ner.training.loop import TrainingDiverged
 from ner.training.run import train
@@ -28,7 +28,8 @@ logger = logging.getLogger(__name__)
 
 class ValidateConfig(Callback):
     """Checks the composed config (``hydra.callbacks`` in train.yaml) before Hydra creates a run
-    dir or launches a sweep, so a bad value leaves nothing behind."""
+    dir or launches a sweep, so a bad value (or a malformed local options.json) leaves nothing
+    behind."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         self._check(config)
@@ -40,9 +41,9 @@ class ValidateConfig(Callback):
     def _check(config: DictConfig) -> None:
         try:
             validate(config)
-        except ConfigError as error:
+        except NerError as error:
             # SystemExit, not an Exception: Hydra turns a callback's exceptions into warnings.
-            sys.exit(f"ner-train: {error}")
+            exit_for_user("ner-train", error)
 
 
 def in_search() -> bool:
@@ -56,19 +57,23 @@ def in_search() -> bool:
 
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
 def run(cfg: DictConfig) -> float:
-    """Hydra entry point; returns the dev F1 (the objective for sweepers). In a search, a run
-    whose loss diverged scores 0 and the search goes on: a learning rate too high for the data
-    is a result of the search, not its end, and the sampler learns to avoid it (a failed trial
-    would teach it nothing; the trial's folder has no results.json, as for any failed run)."""
+    """Hydra entry point; returns the dev F1 (the objective for sweepers). An error the user
+    can fix (`NerError`: a bad file, value or corpus) ends the run with one line and status 2,
+    inside the task, so Hydra prints no traceback; any other error keeps its traceback.
+
+    In a search, a run whose loss diverged scores 0 and the search goes on: a learning rate too
+    high for the data is a result of the search, not its end, and the sampler learns to avoid
+    it (a failed trial would teach it nothing; the trial's folder has no results.json, as for
+    any failed run)."""
     try:
         return train(cfg)["dev"]["f1"]
     except TrainingDiverged as error:
-        if in_search():
-            logger.error("this trial scores dev F1 0: %s", error)
-            return 0.0
-        sys.exit(f"ner-train: {error}")
-    except (ConfigError, NonFiniteFeaturesError) as error:
-        sys.exit(f"ner-train: {error}")
+        if not in_search():
+            exit_for_user("ner-train", error)
+        logger.error("this trial scores dev F1 0: %s", error)
+        return 0.0
+    except NerError as error:
+        exit_for_user("ner-train", error)
     except TrainingInterrupted as error:
         print(f"ner-train: {error}", file=sys.stderr)
         if in_search():

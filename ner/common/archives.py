@@ -10,10 +10,11 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from ner.common.errors import NerError
 from ner.common.files import atomic_directory
 
 
-class ArchiveError(ValueError):
+class ArchiveError(NerError, ValueError):
     """An archive that cannot be used: a malformed or unsafe zip/tar file or a missing entry, or a
     model folder that is missing, incomplete, corrupt, edited or of another format version. The
     message names the file (and the entry or field)."""

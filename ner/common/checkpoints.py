@@ -10,10 +10,11 @@ from typing import Any
 
 import torch
 
+from ner.common.errors import NerError
 from ner.common.files import atomic_write
 
 
-class CheckpointError(ValueError):
+class CheckpointError(NerError, ValueError):
     """A checkpoint file that is missing, truncated or holds more than tensors and plain values."""
 
 

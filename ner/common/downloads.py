@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ner.common.errors import MissingFileError, NerError
 from ner.common.files import atomic_write
 from ner.common.paths import data_dir
 
@@ -26,11 +27,11 @@ _CHUNK = 1 << 20
 _TIMEOUT_S = 60
 
 
-class DownloadError(OSError):
+class DownloadError(NerError, OSError):
     """A URL could not be downloaded (the message names it and says when we look offline)."""
 
 
-class ChecksumError(OSError):
+class ChecksumError(NerError, OSError):
     """A file's sha256 differs from the pinned one."""
 
     def __init__(self, path: str | Path, expected: str, actual: str) -> None:
@@ -90,7 +91,7 @@ def fetch(
     if parts.scheme not in ("http", "https"):
         path = Path(urllib.request.url2pathname(parts.path) if parts.scheme == "file" else source)
         if not path.is_file():
-            raise FileNotFoundError(f"no such file: {path} (from {source!r})")
+            raise MissingFileError(f"no such file: {path} (from {source!r})")
         if sha256 and (actual := sha256_file(path)) != sha256:
             raise ChecksumError(path, sha256, actual)
         return path

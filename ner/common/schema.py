@@ -11,8 +11,10 @@ from typing import Any
 
 from omegaconf import MISSING, DictConfig
 
+from ner.common.errors import NerError
 
-class ConfigError(ValueError):
+
+class ConfigError(NerError, ValueError):
     """A config value outside what its key allows."""
 
 
@@ -31,6 +33,12 @@ def probability(default: Any) -> Any:
     return field(default=default, metadata={"min": 0.0, "max": 1.0})
 
 
+def share(default: Any) -> Any:
+    """A dataclass field whose value (when set) must lie in (0, 1]: a part of something, at most
+    all of it."""
+    return field(default=default, metadata={"above": 0.0, "max": 1.0})
+
+
 def one_of(*choices: str, default: Any = MISSING) -> Any:
     """A dataclass field whose value (when set) must be one of `choices`."""
     return field(default=default, metadata={"choices": choices})
@@ -43,13 +51,21 @@ def _check(key: str, value: Any, metadata: Any) -> None:
     choices = metadata.get("choices")
     if choices and value not in choices:
         raise ConfigError(f"{key}={value}: expected one of {', '.join(choices)}")
-    minimum, below, maximum = metadata.get("min"), metadata.get("below"), metadata.get("max")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum}")
-    if below is not None and value >= below:
-        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum} and < {below}")
-    if maximum is not None and value > maximum:
-        raise ConfigError(f"{key}={value}: expected a number ≥ {minimum} and ≤ {maximum}")
+    minimum, above = metadata.get("min"), metadata.get("above")
+    below, maximum = metadata.get("below"), metadata.get("max")
+    outside = (
+        (minimum is not None and value < minimum)
+        or (above is not None and value <= above)
+        or (below is not None and value >= below)
+        or (maximum is not None and value > maximum)
+    )
+    if outside:
+        bounds = [
+            f"≥ {minimum}" if minimum is not None else f"> {above}" if above is not None else "",
+            f"< {below}" if below is not None else f"≤ {maximum}" if maximum is not None else "",
+        ]
+        expected = " and ".join(bound for bound in bounds if bound)
+        raise ConfigError(f"{key}={value}: expected a number {expected}")
 
 
 def check_ranges(node: DictConfig, schema: type, prefix: str = "") -> None:

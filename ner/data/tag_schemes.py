@@ -15,12 +15,14 @@ Tags are ``"O"`` or ``"<prefix>-<type>"``; the type may itself contain hyphens.
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from ner.common.errors import NerError
+
 SCHEMES = ("iob1", "iob2", "bioes")
 OUTSIDE = "O"
 _PREFIXES = {"iob1": "BI", "iob2": "BI", "bioes": "BIES"}
 
 
-class TagSchemeError(ValueError):
+class TagSchemeError(NerError, ValueError):
     """A tag or tag sequence that the scheme does not allow; `position` is the token index."""
 
     def __init__(self, message: str, position: int | None = None) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ner.common.errors import InputError
 from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.glove import VectorTable, load_glove_table
@@ -80,7 +81,7 @@ def load_pretrained_words(
     checking that its vectors have `dim` dimensions (``embeddings.glove.dim``)."""
     table = load_glove_table(source, member=member, sha256=sha256)
     if table.matrix.shape[1] != dim:
-        raise ValueError(
+        raise InputError(
             f"{source} has {table.matrix.shape[1]}-d vectors but embeddings.glove.dim is {dim}; "
             f"set embeddings.glove.dim={table.matrix.shape[1]}"
         )

@@ -4,6 +4,8 @@ A frozen biLM gives the same layers every epoch, so running it per batch wastes 
 training time. The cache runs it once per (weights sha256, options, state mode, batch size,
 corpus fingerprint) and stores every token's layers in one memory-mapped file ``layers.bin`` of
 shape (N_tokens, L, D), with ``offsets.npy`` (N_sentences + 1) giving each sentence's rows.
+In ``stateful`` mode a build starts the biLM from zeros (`ElmoFeatures` resets it), so an entry's
+layers depend on its own corpus alone, never on what the same biLM read before (another split).
 Layers are stored as float16 while every value fits (|x| ≤ 65,504); a biLM with larger values
 (possible with a user-trained one) is stored as float32 instead, so no value becomes inf.
 ``meta.json`` is written last and holds the key, the dtype, the shapes and the file's sha256: an
@@ -25,6 +27,7 @@ from tqdm import tqdm
 
 from ner.bilm.char_ids import batch_to_ids
 from ner.common.downloads import sha256_file
+from ner.common.errors import NerError
 from ner.common.files import atomic_directory, file_lock
 
 logger = logging.getLogger(__name__)
@@ -46,12 +49,16 @@ def corpus_fingerprint(sentences: Sequence[Sequence[str]]) -> str:
 def cache_key(
     *, weights_sha256: str, options: dict, state: str, batch_size: int, corpus: str
 ) -> dict[str, Any]:
-    """Everything that changes the cached layers; any difference gives another cache entry."""
+    """Everything that changes the cached layers; any difference gives another cache entry.
+
+    ``stateful`` keys also say that the build starts from zeros: entries written before builds
+    did so hold layers that depend on the split built before them, and are not reused."""
     return {
         "format": FORMAT_VERSION,
         "weights_sha256": weights_sha256,
         "options": options,
         "state": state,
+        **({"initial_state": "zeros"} if state == "stateful" else {}),
         "batch_size": batch_size,
         "corpus": corpus,
     }
@@ -63,11 +70,11 @@ def key_digest(key: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
 
 
-class CacheError(OSError):
+class CacheError(NerError, OSError):
     """A cache entry is incomplete or corrupt."""
 
 
-class NonFiniteFeaturesError(ValueError):
+class NonFiniteFeaturesError(NerError, ValueError):
     """The biLM produced NaN or inf for a sentence (broken weights or options)."""
 
 

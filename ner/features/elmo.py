@@ -73,6 +73,14 @@ class ElmoFeatures:
             self._bilm.requires_grad_(False).eval().to(self.device)
         return self._bilm
 
+    def _bilm_from_zeros(self) -> BiLM:
+        """The biLM with no carried state: in `stateful` mode one biLM builds the entries of all
+        splits, and each must start from zeros (as its cache key says), not from where the split
+        built before it ended."""
+        bilm = self.bilm()
+        bilm.reset_states()
+        return bilm
+
     @property
     def output_dim(self) -> int:
         """2P, read from options.json without loading the weights."""
@@ -102,7 +110,7 @@ class ElmoFeatures:
                 self.cache_dir,
                 key,
                 sentences,
-                self.bilm,
+                self._bilm_from_zeros,
                 batch_size=self.batch_size,
                 verify=self.verify,
                 progress=self.progress,

@@ -1,4 +1,4 @@
-"""The pretraining config's schema: typed dataclasses for ``ner/conf/pretrain.yaml``.
+"""The pretraining config's schema: typed dataclasses for ``conf/pretrain.yaml``.
 
 Hydra merges the YAML file and the command line into `PretrainConfig` (registered as
 ``pretrain_schema``), so a wrong type or a misspelt key fails while the config is composed;
@@ -43,20 +43,20 @@ class PretrainSettings:
     """The training loop."""
 
     output_dir: str | None = None  # default: <data folder>/pretrain/run
-    max_steps: int = at_least(1, 1500)
+    max_steps: int = at_least(1, 16000)
     max_minutes: float | None = at_least(0.0, None)
     batch_size: int = at_least(1, 64)  # streams over all processes
     unroll_steps: int = at_least(1, 20)
     n_negative_samples: int = at_least(1, 2048)
     dropout: float = fraction(0.1)
-    state_reset_probability: float = probability(0.0)
+    state_reset_probability: float = probability(0.1)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     lr_schedule: str = one_of("constant", "linear", default="linear")
-    warmup_steps: int = at_least(0, 100)
+    warmup_steps: int = at_least(0, 500)
     clip_norm: float = at_least(0.0, 10.0)
     checkpoint_minutes: float = at_least(0.0, 5.0)
     log_every: int = at_least(1, 20)
-    eval_every: int | None = at_least(1, None)  # steps between held-out evaluations
+    eval_every: int | None = at_least(1, 500)  # steps between held-out evaluations
     eval_batch_size: int = at_least(1, 32)
     eval_unroll_steps: int = at_least(1, 20)
     seed: int = 1

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ner.common.errors import NerError
 from ner.common.files import atomic_write
 from ner.common.paths import data_dir
 from ner.data.lines import decode_line
@@ -25,7 +26,7 @@ from ner.pretrain.vocabulary import SPECIAL_TOKENS
 logger = logging.getLogger(__name__)
 
 
-class CorpusError(ValueError):
+class CorpusError(NerError, ValueError):
     """Bad pretraining input; the message names the file (and line) at fault."""
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ner.common.errors import NerError
+
 logger = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.json"
@@ -35,7 +37,7 @@ IGNORED_SETTINGS = (
 )
 
 
-class ReportError(ValueError):
+class ReportError(NerError, ValueError):
     """A folder or ``results.json`` that cannot be read as runs; the message names the path."""
 
 

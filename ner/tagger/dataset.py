@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from ner.common.errors import InputError
 from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.data.tag_schemes import SCHEMES, TagSchemeError, convert_tags, split_tag
@@ -41,7 +42,7 @@ def read_splits(corpus: "DatasetDict", max_sentences: int | None = None) -> dict
     """The train/validation/test splits as lists, each capped at `max_sentences`."""
     missing = [name for name in SPLITS if name not in corpus]
     if missing:
-        raise ValueError(f"the corpus has no {', '.join(missing)} split (it has {list(corpus)})")
+        raise InputError(f"the corpus has no {', '.join(missing)} split (it has {list(corpus)})")
     splits = {}
     for name in SPLITS:
         dataset = corpus[name]
@@ -54,7 +55,7 @@ def read_splits(corpus: "DatasetDict", max_sentences: int | None = None) -> dict
             [[names[i] for i in tags] for tags in dataset["tags"]],
         )
         if not splits[name].tokens:
-            raise ValueError(f"the {name} split is empty")
+            raise InputError(f"the {name} split is empty")
     return splits
 
 
@@ -70,7 +71,7 @@ def check_label_sets(splits: dict[str, Split]) -> None:
     for name in ("validation", "test"):
         unseen = entity_types(splits[name].tags) - known
         if unseen:
-            raise ValueError(
+            raise InputError(
                 f"the {name} split has tag types that the train split lacks: {sorted(unseen)} "
                 f"(train has {sorted(known)}); fix the corpus or drop those tags"
             )

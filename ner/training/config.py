@@ -1,4 +1,4 @@
-"""The training config's schema: typed dataclasses for every group of ``ner/conf/train.yaml``.
+"""The training config's schema: typed dataclasses for every group of ``conf/train.yaml``.
 
 Hydra merges the YAML files and the command line into `TrainConfig` (registered as
 ``train_schema``), so a wrong type or a misspelt key fails while the config is composed. Ranges
@@ -7,12 +7,15 @@ names the key, the value and what is expected.
 """
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
-from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of
+from ner.bilm.options import BiLMOptions
+from ner.bilm.scalar_mix import MixError, mixed_layers
+from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, share
 from ner.pretrain import pretrained_files
 
 TAG_SCHEMES = ("iob1", "iob2", "bioes")
@@ -49,7 +52,7 @@ class DataConfig:
     options: CorpusOptions = field(default_factory=CorpusOptions)
     max_sentences: int | None = at_least(1, None)  # per split, for smoke runs
     # Nested training subsets (learning curves): this fraction of train, picked by subset_seed.
-    train_fraction: float = field(default=1.0, metadata={"min": 0.0})  # (0, 1]
+    train_fraction: float = share(1.0)
     subset_seed: int = 0
     batch_size: int = at_least(1, 64)
 
@@ -200,21 +203,40 @@ class TrainConfig:
 
 
 def validate(cfg: DictConfig) -> None:
-    """Check ranges and choices of a composed training config (types Hydra already checked)."""
+    """Check ranges and choices of a composed training config (types Hydra already checked) and
+    the scalar mix against the biLM's options.json; raises `ConfigError` or `OptionsError`."""
     check_ranges(cfg, TrainConfig)
     elmo = cfg.get("elmo")
-    if elmo is not None and elmo.mix.fixed_weights is not None:
-        mixed = elmo.mix.layers
-        if mixed is not None and len(elmo.mix.fixed_weights) != len(mixed):
-            raise ConfigError(
-                f"elmo.mix.fixed_weights={list(elmo.mix.fixed_weights)}: expected one weight per "
-                f"layer in elmo.mix.layers={list(mixed)}"
-            )
+    if elmo is not None:
+        mix = elmo.mix
+        try:
+            mixed_layers(bilm_layers(elmo), mix.layers, mix.fixed_weights)
+        except MixError as error:
+            value = list(mix[error.option])
+            raise ConfigError(f"elmo.mix.{error.option}={value}: {error}") from None
     threads = str(cfg.trainer.num_threads)
     if threads != "auto" and not (threads.isdigit() and int(threads) > 0):
         raise ConfigError(
             f"trainer.num_threads={cfg.trainer.num_threads}: expected a positive number or auto"
         )
+
+
+def bilm_layers(elmo: DictConfig) -> int | None:
+    """L + 1 of the configured biLM without loading it: from its options.json when that is a
+    local file (a malformed one raises `OptionsError` naming it, before any data loads), else
+    from its preset's expected shapes; None when neither is at hand (a URL not downloaded yet:
+    loading the biLM checks it)."""
+    path = Path(str(elmo.options_file)).expanduser()
+    if path.is_file():
+        return BiLMOptions.from_file(path).num_layers
+    expected = elmo.get("expected")
+    if (
+        expected is not None
+        and expected.get("options_file") == elmo.options_file
+        and not OmegaConf.is_missing(expected, "num_layers")
+    ):
+        return int(expected.num_layers)
+    return None
 
 
 def _shipped_bilm(name: str, part: str) -> str:

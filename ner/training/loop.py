@@ -23,6 +23,7 @@ import torch
 from tqdm import tqdm
 
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
+from ner.common.errors import NerError
 from ner.common.memory import release_free_memory
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, bucket_batches
@@ -56,7 +57,7 @@ class LoopState:
     epoch_tokens: int = 0
 
 
-class TrainingDiverged(ArithmeticError):
+class TrainingDiverged(NerError, ArithmeticError):
     """The loss or a gradient became NaN or inf; the last good checkpoint is left as it was."""
 
 

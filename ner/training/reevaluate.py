@@ -14,6 +14,7 @@ import torch
 from omegaconf import OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
+from ner.common.errors import InputError, MissingFileError
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types
@@ -41,12 +42,26 @@ def run_encoder(saved: dict[str, Any], config: dict[str, Any]) -> Encoder:
             sha256=glove.get("sha256"),
         ).extension
         if len(encoder.pretrained) != expected:
-            raise ValueError(
+            raise InputError(
                 f"{glove['source']} no longer matches the run: it gives "
                 f"{len(encoder.pretrained)} words beyond the training vocabulary, the model has "
                 f"{expected}"
             )
     return encoder
+
+
+def run_data_config(
+    data: dict[str, Any], corpus: str | None, max_sentences: int | None
+) -> dict[str, Any]:
+    """The data settings to score with: the run's own (its ``max_sentences`` cap, corpus options
+    and training subset, so the run's scores come back) unless `corpus` names another corpus,
+    which is read with the defaults; `max_sentences`, when given, replaces the cap."""
+    data = dict(data)
+    if corpus is not None:
+        data.update(name=corpus, options={}, max_sentences=None, train_fraction=1.0)
+    if max_sentences is not None:
+        data["max_sentences"] = max_sentences
+    return data
 
 
 def evaluate_run(
@@ -59,23 +74,22 @@ def evaluate_run(
     batch_size: int = 256,
     device: str = "cpu",
 ) -> dict[str, Any]:
-    """Scores of the run's `checkpoint` on `split` of its own corpus (or `corpus`)."""
+    """Scores of the run's `checkpoint` on `split` of its own corpus as the run read it (or of
+    `corpus`); `max_sentences` caps the split (default: the run's ``data.max_sentences``)."""
     run_dir = Path(run_dir)
     config_path = run_dir / "config.yaml"
     if not config_path.is_file():
-        raise FileNotFoundError(f"{run_dir} is not a training run: no config.yaml")
+        raise MissingFileError(f"{run_dir} is not a training run: no config.yaml")
     config = OmegaConf.to_container(OmegaConf.load(config_path), resolve=True)
     saved = load_checkpoint(run_dir / "checkpoints" / f"{checkpoint}.pt")
     model = TaggerModel(**saved["model_config"])
     model.load_state_dict(saved["model"])
     model.to(device)
     encoder = run_encoder(saved, config)
-    data_config = dict(config["data"], max_sentences=max_sentences)
-    if corpus is not None:
-        data_config.update(name=corpus, options={})
+    data_config = run_data_config(config["data"], corpus, max_sentences)
     loaded = load_splits(data_config)
     if split not in loaded.splits:
-        raise ValueError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
+        raise InputError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
     chosen = loaded.splits[split]
     unknown = entity_types(chosen.tags) - {t.split("-", 1)[-1] for t in model.tags}
     if unknown:

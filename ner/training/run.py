@@ -20,6 +20,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
+from ner.common.errors import MissingFileError
 from ner.common.files import write_json, write_text
 from ner.common.memory import release_free_memory
 from ner.common.paths import checkout_root
@@ -140,9 +141,9 @@ def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
     run_dir = Path(cfg.resume).expanduser().resolve()
     saved = run_dir / "config.yaml"
     if not saved.is_file():
-        raise FileNotFoundError(f"resume={cfg.resume}: no config.yaml in {run_dir}")
+        raise MissingFileError(f"resume={cfg.resume}: no config.yaml in {run_dir}")
     if not (run_dir / "checkpoints" / "last.pt").is_file():
-        raise FileNotFoundError(f"resume={cfg.resume}: no checkpoints/last.pt in {run_dir}")
+        raise MissingFileError(f"resume={cfg.resume}: no checkpoints/last.pt in {run_dir}")
     logger.info("resuming %s with its saved config (other overrides are ignored)", run_dir)
     return run_dir, OmegaConf.load(saved), True
 

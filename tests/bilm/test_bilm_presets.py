@@ -1,4 +1,4 @@
-"""ner/conf/elmo presets: the published models resolve to the right URLs and shapes."""
+"""conf/elmo presets: the published models resolve to the right URLs and shapes."""
 
 import pytest
 from hydra import compose, initialize_config_module

@@ -45,17 +45,31 @@ def test_fixed_weights_are_used_as_given_and_frozen(layers):
     torch.testing.assert_close(top(tensor, mask), tensor[:, 1:].mean(1))
 
 
-def test_layer_norm_uses_one_mean_and_variance_over_all_unmasked_elements(layers):
+def test_layer_norm_uses_one_mean_and_variance_per_sentence_over_its_unmasked_elements(layers):
     tensor, mask = layers
     mix = ScalarMix(3, layers=[1], layer_norm=True)
-    values = tensor[:, 1][mask]  # (unmasked positions, D)
-    expected = (tensor[:, 1] - values.mean()) / torch.sqrt(values.var(unbiased=False) + 1e-13)
-    torch.testing.assert_close(mix(tensor, mask), expected)
-    normalized = mix(tensor, mask)[mask].detach()
-    assert (
-        abs(float(normalized.mean())) < 1e-5
-        and abs(float(normalized.std(unbiased=False)) - 1) < 1e-5
-    )
+    output = mix(tensor, mask)
+    for row in range(len(mask)):
+        values = tensor[row, 1][mask[row]]  # (the sentence's positions, D)
+        expected = (tensor[row, 1] - values.mean()) / torch.sqrt(values.var(unbiased=False) + 1e-13)
+        torch.testing.assert_close(output[row, mask[row]], expected[mask[row]])
+        normalized = output[row][mask[row]].detach()
+        assert abs(float(normalized.mean())) < 1e-5
+        assert abs(float(normalized.std(unbiased=False)) - 1) < 1e-5
+
+
+def test_layer_norm_gives_a_sentence_the_same_vectors_whatever_else_is_in_the_batch(layers):
+    """A chunked training step and a server's micro-batch must see each sentence alone."""
+    tensor, mask = layers
+    mix = ScalarMix(3, layer_norm=True)
+    together = mix(tensor, mask)
+    for row in range(len(mask)):
+        length = int(mask[row].sum())
+        alone = mix(tensor[row : row + 1, :, :length], mask[row : row + 1, :length])
+        torch.testing.assert_close(alone[0], together[row, :length])
+    bigger = torch.cat([tensor, torch.randn(1, 3, 4, 5) * 10 - 4])
+    widened = torch.cat([mask, torch.tensor([[True, True, True, True]])])
+    torch.testing.assert_close(mix(bigger, widened)[: len(mask)][mask], together[mask])
 
 
 @pytest.mark.parametrize(
@@ -64,7 +78,7 @@ def test_layer_norm_uses_one_mean_and_variance_over_all_unmasked_elements(layers
         ({"layers": []}, "distinct and non-empty"),
         ({"layers": [1, 1]}, "distinct and non-empty"),
         ({"layers": [3]}, "out of range"),
-        ({"fixed_weights": [0.5, 0.5]}, "3 values >= 0 summing to 1"),
+        ({"fixed_weights": [0.5, 0.5]}, r"expected 3 weights \(one per mixed layer \[0, 1, 2\]\)"),
         ({"fixed_weights": [1.0, 1.0, 1.0]}, "summing to 1"),
         ({"fixed_weights": [1.5, -0.5, 0.0]}, "summing to 1"),
     ],

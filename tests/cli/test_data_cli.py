@@ -1,6 +1,10 @@
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from ner.data.__main__ import main
+from ner.cli.data import main
 
 
 def test_prepare_column_folder_with_glove(tmp_path, isolated_data_dir, capsys):
@@ -52,3 +56,10 @@ def test_prepare_one_file_with_holdout(tmp_path, isolated_data_dir, capsys):
         ["mydata", "validation", "2"],
         ["mydata", "test", "2"],
     ]
+
+
+def test_ner_data_and_its_older_spelling_list_the_corpora():
+    console_script = str(Path(sys.executable).with_name("ner-data"))
+    for command in ([console_script], [sys.executable, "-m", "ner.data"]):
+        out = subprocess.run([*command, "list"], capture_output=True, text=True, check=True).stdout
+        assert "conll2003" in out, command

@@ -357,3 +357,21 @@ def test_a_missing_elmo_file_is_a_clear_error(workspace, tmp_path):
     )
     assert result.returncode != 0
     assert str(missing) in result.stderr
+
+
+@pytest.mark.slow
+def test_evaluate_applies_the_runs_max_sentences(workspace, monkeypatch):
+    """A run trained and scored with data.max_sentences: ner-evaluate scores the same sentences
+    (and gives results.json's test F1) unless --max-sentences says otherwise."""
+    run_dir = workspace["root"] / "capped"
+    args = [a for a in overrides(workspace, run_dir, epochs=2) if a != "elmo=fixture"]
+    run_train(workspace, [*args, "elmo=none", "logger=none", "data.max_sentences=12"])
+    monkeypatch.setenv("NER_DATA_DIR", workspace["env"]["NER_DATA_DIR"])
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["sentences"]["test"] == 12
+    scores = evaluate_run(run_dir, split="test")
+    assert scores["f1"] == results["test"]["f1"]
+    predictions = (run_dir / "eval_tiny_test.txt").read_text()
+    assert predictions == (run_dir / "predictions_test.txt").read_text()
+    evaluate_run(run_dir, split="test", max_sentences=5)
+    assert (run_dir / "eval_tiny_test.txt").read_text().count("\n\n") == 5

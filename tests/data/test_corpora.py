@@ -48,6 +48,7 @@ def test_conll2003_in_bioes():
 
 
 @pytest.mark.slow
+@pytest.mark.mirror
 @pytest.mark.parametrize(
     ("name", "sentences", "tokens", "documents", "repairs", "labels"),
     [
@@ -73,7 +74,7 @@ def test_data_configs_name_the_scheme_the_loader_detects():
     """Each conf/data/<corpus>.yaml states the scheme of its files; it must be the one in the
     corpus's description, which the slow tests above check against the detected scheme."""
     schemes = re.compile(r"\b(IOB1|IOB2|BIOES)\b")
-    configs = sorted((files("ner") / "conf" / "data").iterdir(), key=lambda p: p.name)
+    configs = sorted((files("ner.conf") / "data").iterdir(), key=lambda p: p.name)
     assert configs
     for config in configs:
         name = config.name.removesuffix(".yaml")

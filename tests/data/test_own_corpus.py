@@ -42,6 +42,24 @@ def test_one_file_with_holdout(tmp_path, isolated_data_dir):
     assert reseeded["test"]["tokens"] != corpus["test"]["tokens"] and info.holdout["seed"] == 7
 
 
+def test_holdout_never_puts_a_repeated_sentence_in_train_and_in_test(tmp_path, isolated_data_dir):
+    """News corpora repeat sentences (bylines, "-- Reuters ."): all copies of one sentence go to
+    the same side, or the test scores would count sentences the model was trained on."""
+    lines = []
+    for i in range(60):
+        sentence = ["Reuters B-ORG", ". O"] if i % 3 == 0 else [f"Anna{i} B-PER", "left O"]
+        lines += [*sentence, ""]
+    path = tmp_path / "repeats.txt"
+    path.write_text("\n".join(lines))
+    for seed in range(5):
+        corpus = load_corpus(path, holdout=0.2, holdout_seed=seed)
+        texts = {split: {" ".join(s) for s in corpus[split]["tokens"]} for split in corpus}
+        assert not texts["train"] & texts["test"], seed
+        assert not texts["train"] & texts["validation"], seed
+        assert not texts["validation"] & texts["test"], seed
+        assert sum(corpus[split].num_rows for split in corpus) == 60
+
+
 def test_same_carve_in_a_fresh_data_folder(tmp_path, monkeypatch):
     path = one_file_corpus(tmp_path / "mydata.tsv", separator=" ")
     carved = []

@@ -8,16 +8,20 @@ from hypothesis import strategies as st
 
 from ner.data.subsets import holdout_splits, nested_subset, seeded_order
 
+# holdout_splits(distinct(10), 0.2, seed 0): placed by sha256 of the tokens.
+PINNED = {"validation": [0, 7], "test": [4, 5], "train": [1, 2, 3, 6, 8, 9]}
+
+
+def distinct(count: int) -> list[list[str]]:
+    """`count` different sentences."""
+    return [[f"s{i}", "."] for i in range(count)]
+
 
 def test_orders_are_pinned():
     """sha256-based: these exact orders on every machine and Python/NumPy version."""
     assert seeded_order(10, 0, "holdout") == [9, 4, 8, 7, 1, 5, 2, 6, 3, 0]
     assert nested_subset(20, 0.25, seed=0) == [3, 8, 9, 11, 14]
-    assert holdout_splits(10, 0.2, 0, ["validation", "test"]) == {
-        "validation": [4, 9],
-        "test": [7, 8],
-        "train": [0, 1, 2, 3, 5, 6],
-    }
+    assert holdout_splits(distinct(10), 0.2, 0, ["validation", "test"]) == PINNED
 
 
 def test_seed_and_purpose_change_the_order():
@@ -52,13 +56,45 @@ def test_learning_curve_fractions_nest():
 @given(count=st.integers(3, 2000), fraction=st.floats(0.001, 0.3), seed=st.integers(0, 99))
 def test_holdout_partitions_train(count, fraction, seed):
     try:
-        parts = holdout_splits(count, fraction, seed, ["validation", "test"])
+        parts = holdout_splits(distinct(count), fraction, seed, ["validation", "test"])
     except ValueError:
         assert count - 2 * max(1, round(count * fraction)) < 1
         return
     indices = [i for part in parts.values() for i in part]
     assert sorted(indices) == list(range(count))
     assert len(parts["validation"]) == len(parts["test"]) == max(1, round(count * fraction))
+
+
+@settings(deadline=None)
+@given(
+    sentences=st.lists(st.sampled_from(["a", "b .", "c d", "e", "f g h", "i", "j k"]), min_size=6),
+    seed=st.integers(0, 99),
+)
+def test_holdout_keeps_every_copy_of_a_sentence_on_one_side(sentences, seed):
+    """A sentence repeated in a corpus (a headline, "Reuters ." ...) must not be in train and in
+    test at once: the tokens, not the position, decide the side."""
+    tokens = [text.split() for text in sentences]
+    try:
+        parts = holdout_splits(tokens, 0.2, seed, ["validation", "test"])
+    except ValueError as error:
+        assert "leaves no training data" in str(error)
+        return
+    sides = {}
+    for split, indices in parts.items():
+        for i in indices:
+            assert sides.setdefault(sentences[i], split) == split, sentences[i]
+    assert sorted(i for part in parts.values() for i in part) == list(range(len(sentences)))
+    assert all(parts[split] for split in ("validation", "test", "train"))
+    assert parts == holdout_splits(tokens, 0.2, seed, ["validation", "test"])
+
+
+def test_repeated_sentences_go_to_one_side_and_sizes_stay_close():
+    corpus = distinct(60) + [["Reuters", "."]] * 20 + [["--", "."]] * 3
+    parts = holdout_splits(corpus, 0.1, 0, ["validation", "test"])
+    texts = {split: {tuple(corpus[i]) for i in indices} for split, indices in parts.items()}
+    assert not texts["train"] & texts["test"] and not texts["train"] & texts["validation"]
+    assert not texts["validation"] & texts["test"]
+    assert len(parts["validation"]) == len(parts["test"]) == 8  # 10% of 83: groups that fit
 
 
 @pytest.mark.parametrize("fraction", [0, -0.1, 1.5, "a", True, None])
@@ -69,11 +105,13 @@ def test_bad_fractions_are_named(fraction):
 
 def test_a_holdout_that_leaves_no_train_data():
     with pytest.raises(ValueError, match=r"holdout=0.5 of 10 sentences leaves no training data"):
-        holdout_splits(10, 0.5, 0, ["validation", "test"])
+        holdout_splits(distinct(10), 0.5, 0, ["validation", "test"])
     with pytest.raises(ValueError, match=r"holdout=0.4 of 2 sentences"):
-        holdout_splits(2, 0.4, 0, ["validation", "test"])
+        holdout_splits(distinct(2), 0.4, 0, ["validation", "test"])
+    with pytest.raises(ValueError, match=r"holdout=0.2 of 6 sentences \(2 distinct; copies stay"):
+        holdout_splits([["same"]] * 5 + [["a"]], 0.2, 0, ["validation", "test"])
 
 
 def test_one_missing_split_may_take_half():
-    parts = holdout_splits(10, 0.5, 0, ["test"])
+    parts = holdout_splits(distinct(10), 0.5, 0, ["test"])
     assert len(parts["test"]) == len(parts["train"]) == 5

@@ -49,7 +49,7 @@ def test_every_planned_job_composes_into_its_corpus_and_variant(job):
     cfg = compose_job(job)
     assert cfg.variant == job.variant and cfg.data.name == job.corpus and cfg.seed == job.seed
     assert (cfg.elmo is not None) == job.uses_elmo
-    if job.full_schedule:  # AllenNLP's, as ner/conf/trainer/default.yaml has it
+    if job.full_schedule:  # AllenNLP's, as conf/trainer/default.yaml has it
         assert (cfg.trainer.max_epochs, cfg.trainer.patience) == (study.FULL_SCHEDULE_EPOCHS, 25)
     else:
         assert (cfg.trainer.max_epochs, cfg.trainer.patience) == (study.MAX_EPOCHS, study.PATIENCE)
@@ -220,6 +220,7 @@ def test_a_two_job_multirun_through_the_local_launcher_is_reported(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.mirror  # trains on the real CoNLL-2002 Dutch corpus
 def test_the_runner_trains_publishes_and_then_skips_finished_jobs(tmp_path):
     runs = tmp_path / "study"
     command = [

@@ -2,11 +2,11 @@
 
 import json
 import socket
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from fixture_files import FIXTURE
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
@@ -21,7 +21,6 @@ from ner.features.cache import (
 )
 from ner.features.elmo import ElmoFeatures
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "elmo"
 SENTENCES = [
     ["The", "cat", "sat", "."],
     [],
@@ -195,3 +194,27 @@ def test_a_nan_from_the_bilm_is_refused_naming_the_sentence(tmp_path, bilm):
             tmp_path, key_for(SENTENCES), SENTENCES, lambda: broken, batch_size=1, progress=False
         )
     assert not any(tmp_path.iterdir()) or all(p.name.endswith(".lock") for p in tmp_path.iterdir())
+
+
+def test_stateful_features_of_a_split_do_not_depend_on_the_splits_built_before(
+    tmp_path, fixture_dir
+):
+    """One `ElmoFeatures` serves train, validation and test; in `stateful` mode each split's
+    cached layers must be those of that split on its own, whatever was built first (else a cache
+    entry, keyed by the split's text alone, would hold layers of another run's build order)."""
+    config = {
+        "options_file": str(fixture_dir / "options.json"),
+        "weight_file": str(fixture_dir / "lm_weights.hdf5"),
+        "state": "stateful",
+        "batch_size": 2,
+    }
+    first = [s for s in SENTENCES if s]
+    second = [["Paris", "is", "far", "."], ["Rome", "too", "."], ["Yes", "."]]
+    after_first = ElmoFeatures(config, cache_dir=tmp_path / "a", progress=False)
+    after_first.source(first)
+    carried = after_first.source(second)([0, 1, 2])
+    alone = ElmoFeatures(config, cache_dir=tmp_path / "b", progress=False).source(second)
+    torch.testing.assert_close(carried, alone([0, 1, 2]), atol=0, rtol=0)
+    # Entries built before splits started from zeros are not reused.
+    assert key_for(second, "stateful")["initial_state"] == "zeros"
+    assert "initial_state" not in key_for(second, "warm")

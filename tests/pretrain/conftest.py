@@ -71,7 +71,7 @@ def tiny_overrides(tmp_path: Path, zipf_text: Path) -> Callable[..., list[str]]:
 
 @pytest.fixture
 def tiny_config(tiny_overrides: Callable[..., list[str]]) -> Callable[..., DictConfig]:
-    """ner/conf/pretrain.yaml composed with `tiny_overrides(...)`."""
+    """conf/pretrain.yaml composed with `tiny_overrides(...)`."""
 
     def make(*overrides: str, output_dir: Path | None = None) -> DictConfig:
         with initialize_config_module("ner.conf", version_base="1.3"):

@@ -2,11 +2,13 @@
 
 import io
 import tarfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ner.pretrain import sources as pretrain_sources
 from ner.pretrain.corpus import (
     CorpusError,
     encode_corpus,
@@ -111,10 +113,18 @@ def test_reuters_bodies_are_unescaped_and_unsigned(tmp_path: Path) -> None:
     assert "Reuter" not in bodies[0]
 
 
+def evaluation_text(monkeypatch: pytest.MonkeyPatch, *sentences: str) -> None:
+    """Stand in small evaluation text for the real corpora's dev/test splits (which the tests
+    marked `mirror`, in test_pretrain_sources.py, read)."""
+    excluded = frozenset(tuple(sentence.split()) for sentence in sentences)
+    monkeypatch.setattr(pretrain_sources, "evaluation_sentences", lambda: excluded)
+
+
 def test_reuters_source_tokenizes_like_conll(
     tmp_path: Path, isolated_data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("NER_REUTERS_URL", str(_sgml_archive(tmp_path / "reuters.tar.gz")))
+    evaluation_text(monkeypatch, "Unrelated words .")
     path = prepare_source("reuters", 5)
     assert path.read_text().splitlines() == [
         "Shares of < ABC Corp",
@@ -125,6 +135,42 @@ def test_reuters_source_tokenizes_like_conll(
     ]
 
 
+def test_sentences_equal_to_evaluation_text_are_left_out(
+    tmp_path: Path, isolated_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NER_REUTERS_URL", str(_sgml_archive(tmp_path / "reuters.tar.gz")))
+    evaluation_text(monkeypatch, "The company said it was pleased .")
+    assert prepare_source("reuters", 5).read_text().splitlines() == [
+        "Shares of < ABC Corp",
+        "> rose 3 pct on",
+        "Monday .",
+    ]
+
+
+def nltk_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, members: dict) -> None:
+    """packages/corpora/<name>.zip of an nltk_data folder, found through $NER_NLTK_DATA_URL."""
+    archive = tmp_path / "nltk_data" / "packages" / "corpora" / f"{name}.zip"
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(archive, "w") as out:
+        for member, text in members.items():
+            out.writestr(member, text)
+    monkeypatch.setenv("NER_NLTK_DATA_URL", str(tmp_path / "nltk_data"))
+
+
+def test_nltk_raw_text_and_brown_read_their_archive_layouts(
+    tmp_path: Path, isolated_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = ".START \n\nPierre Vinken, 61 years old, will join the board.\n"
+    nltk_data(tmp_path, monkeypatch, "treebank", {"treebank/raw/wsj_0001": raw, "treebank/x": "no"})
+    assert list(SOURCES["treebank"]()) == [
+        ["Pierre", "Vinken", ",", "61", "years", "old", ",", "will", "join", "the", "board", "."]
+    ]
+    tagged = "\n\n\tThe/at Fulton/np-tl County/nn-tl said/vbd ``/`` no/at ''/'' ./.\n"
+    nltk_data(tmp_path, monkeypatch, "brown", {"brown/ca01": tagged, "brown/README": "x/y"})
+    assert list(SOURCES["brown"]()) == [["The", "Fulton", "County", "said", '"', "no", '"', "."]]
+
+
+@pytest.mark.mirror
 def test_nltk_sources_read_from_the_mirror() -> None:
     treebank = next(SOURCES["treebank"]())
     assert treebank[:4] == ["Pierre", "Vinken", ",", "61"]

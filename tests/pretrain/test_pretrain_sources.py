@@ -1,5 +1,6 @@
 """Pretraining text never holds evaluation text: no dev/test split is read, and no prepared
-sentence equals a sentence of a split we evaluate taggers on."""
+sentence equals a sentence of a split we evaluate taggers on. These read the real evaluation
+corpora, so they run only with a corpus mirror (tests/conftest.py)."""
 
 from pathlib import Path
 
@@ -9,6 +10,8 @@ from ner.data import load_corpus
 from ner.pretrain import corpus as pretrain_corpus
 from ner.pretrain.corpus import prepare_source
 from ner.pretrain.sources import SOURCES, evaluation_sentences, normalized
+
+pytestmark = pytest.mark.mirror
 
 
 @pytest.fixture(scope="module")

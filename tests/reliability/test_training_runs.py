@@ -82,7 +82,7 @@ def test_a_run_whose_loss_becomes_nan_fails_and_writes_no_results(tmp_path):
         tmp_path, "trainer.max_epochs=3", "trainer.optimizer.lr=1e30", f"hydra.run.dir={run_dir}"
     )
     _, stderr = process.communicate(timeout=1200)
-    assert process.returncode == 1, stderr[-3000:]
+    assert process.returncode == 2, stderr[-3000:]
     assert "Traceback" not in stderr
     assert "training stopped: the loss became NaN or inf" in stderr
     assert not (run_dir / "results.json").exists()

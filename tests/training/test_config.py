@@ -16,7 +16,7 @@ from hydra.errors import ConfigCompositionException, MissingConfigException
 from ner.training.config import ConfigError, validate
 
 EXPERIMENTS = sorted(
-    path.stem for path in (Path(__file__).parents[2] / "ner" / "conf" / "experiment").iterdir()
+    path.stem for path in (Path(__file__).parents[2] / "conf" / "experiment").iterdir()
 )
 
 
@@ -89,6 +89,20 @@ def test_an_unknown_choice_lists_the_available_ones():
         ("trainer.max_batch_tokens=null", None),
         ("trainer.eval_every=0", "trainer.eval_every=0: expected a number ≥ 1"),
         ("elmo.mix.layers=[0,1]", None),
+        ("data.train_fraction=1.5", "data.train_fraction=1.5: expected a number > 0.0 and ≤ 1.0"),
+        ("data.train_fraction=0", "data.train_fraction=0.0: expected a number > 0.0 and ≤ 1.0"),
+        ("data.train_fraction=0.05", None),
+        ("elmo.mix.layers=[3]", "elmo.mix.layers=[3]: layers out of range for the biLM's 3"),
+        ("elmo.mix.layers=[1,1]", "elmo.mix.layers=[1, 1]: layers must be distinct"),
+        (
+            "elmo.mix.fixed_weights=[0.5,0.5]",
+            "elmo.mix.fixed_weights=[0.5, 0.5]: expected 3 weights (one per mixed layer [0, 1, 2])",
+        ),
+        (
+            "elmo.mix.fixed_weights=[1,1,1]",
+            "elmo.mix.fixed_weights=[1.0, 1.0, 1.0]: expected 3 weights (one per mixed layer",
+        ),
+        ("elmo.mix.fixed_weights=[0.2,0.3,0.5]", None),
     ],
 )
 def test_out_of_range_values_are_rejected_with_key_value_and_expectation(override, message):
@@ -103,8 +117,31 @@ def test_out_of_range_values_are_rejected_with_key_value_and_expectation(overrid
 
 def test_fixed_mix_weights_need_one_weight_per_mixed_layer():
     cfg = compose_train("elmo.mix.layers=[0,2]", "elmo.mix.fixed_weights=[0.5,0.25,0.25]")
-    with pytest.raises(ConfigError, match=r"one weight per layer in elmo\.mix\.layers=\[0, 2\]"):
+    with pytest.raises(ConfigError, match=r"expected 2 weights \(one per mixed layer \[0, 2\]\)"):
         validate(cfg)
+
+
+def test_mixed_layers_are_checked_against_the_biLM_in_use(monkeypatch, fixture_dir, tmp_path):
+    """The layer count comes from the biLM's options.json (or its preset's expected shapes)."""
+    monkeypatch.setenv("NER_ELMO_FIXTURE", str(fixture_dir))
+    with pytest.raises(ConfigError, match=r"^elmo\.mix\.fixed_weights=\[0\.5, 0\.5\]: expected 3"):
+        validate(compose_train("elmo=fixture", "elmo.mix.fixed_weights=[0.5,0.5]"))
+    options = tmp_path / "options.json"
+    options.write_text(
+        (fixture_dir / "options.json").read_text().replace('"n_layers": 2', '"n_layers": 3')
+    )
+    cfg = compose_train(
+        f"elmo.options_file={options}", "elmo.mix.fixed_weights=[0.25,0.25,0.25,0.25]"
+    )
+    validate(cfg)
+    cfg = compose_train(f"elmo.options_file={options}", "elmo.mix.layers=[4]")
+    with pytest.raises(ConfigError, match=r"out of range for the biLM's 4 layers"):
+        validate(cfg)
+
+
+def test_mix_layers_of_a_biLM_the_preset_does_not_describe_are_checked_on_loading():
+    cfg = compose_train("elmo.options_file=my/options.json", "elmo.mix.fixed_weights=[0.5,0.5]")
+    validate(cfg)  # its layer count is unknown until its options.json is read
 
 
 def test_documented_keys_need_no_plus():
@@ -150,28 +187,37 @@ def ner_train(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Comp
     )
 
 
-@pytest.mark.parametrize("sweep", [[], ["-m", "seed=1,2"]], ids=["run", "multirun"])
-def test_a_bad_value_stops_ner_train_before_any_data_loads(tmp_path, sweep):
+@pytest.mark.parametrize(
+    ("sweep", "override", "message"),
+    [
+        ([], "trainer.max_epochs=-1", "trainer.max_epochs=-1: expected a number ≥ 1"),
+        (["-m", "seed=1,2"], "trainer.max_epochs=-1", "trainer.max_epochs=-1: expected a number"),
+        ([], "data.train_fraction=1.5", "data.train_fraction=1.5: expected a number > 0.0"),
+        ([], "elmo.mix.fixed_weights=[0.5,0.5]", "elmo.mix.fixed_weights=[0.5, 0.5]: expected 3"),
+    ],
+    ids=["run", "multirun", "train_fraction", "fixed_weights"],
+)
+def test_a_bad_value_stops_ner_train_before_any_data_loads(tmp_path, sweep, override, message):
     data = tmp_path / "data"
     started = time.perf_counter()
     result = ner_train(
         *sweep,
-        "trainer.max_epochs=-1",
+        override,
         "logger=none",
         f"hydra.run.dir={tmp_path / 'run'}",
         f"hydra.sweep.dir={tmp_path / 'run'}",
         cwd=tmp_path,
         env={"NER_DATA_DIR": str(data)},
     )
-    assert result.returncode == 1
-    assert "ner-train: trainer.max_epochs=-1: expected a number ≥ 1" in result.stderr
+    assert result.returncode == 2
+    assert f"ner-train: {message}" in result.stderr
     assert not data.exists(), "nothing may be downloaded or prepared for a bad config"
     assert not (tmp_path / "run").exists(), "no run dir for a run that never starts"
     assert time.perf_counter() - started < 150  # start-up only, even on a busy machine
 
 
 def test_a_users_config_folder_joins_through_the_search_path(tmp_path):
-    """A folder with the same layout as ner/conf adds experiments and corpora of one's own."""
+    """A folder with the same layout as conf/ adds experiments and corpora of one's own."""
     mine = tmp_path / "my_conf"
     (mine / "data").mkdir(parents=True)
     (mine / "experiment").mkdir()

@@ -161,7 +161,9 @@ def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
     assert logged == pytest.approx(crf_loss, rel=1e-5)
 
 
-def one_step(tmp_path, max_batch_tokens: int | None) -> tuple[list[torch.Tensor], ...]:
+def one_step(
+    tmp_path, max_batch_tokens: int | None, layer_norm: bool = False
+) -> tuple[list[torch.Tensor], ...]:
     """The parameters before and after one optimizer step on one batch of all sentences (words,
     chars and ELMo layers with a mix penalty), with dropout 0 and no unknown-word replacement,
     so that only the chunking can change the step; and the logged loss per token."""
@@ -175,6 +177,7 @@ def one_step(tmp_path, max_batch_tokens: int | None) -> tuple[list[torch.Tensor]
         num_chars=len(encoder.chars),
         word_dim=8,
         elmo_dim=4,
+        elmo_layer_norm=layer_norm,
         hidden_size=8,
         dropout=0.0,
         lstm_dropout=0.0,
@@ -202,9 +205,11 @@ def one_step(tmp_path, max_batch_tokens: int | None) -> tuple[list[torch.Tensor]
     return before, after, [state.history[0]["train/loss_per_token"]]
 
 
-def test_a_step_in_row_chunks_gives_the_whole_batch_update(tmp_path):
-    start, whole, whole_loss = one_step(tmp_path / "whole", None)
-    _, chunked, chunked_loss = one_step(tmp_path / "chunked", 10)  # 48 padded positions → 5 chunks
+@pytest.mark.parametrize("layer_norm", [False, True])
+def test_a_step_in_row_chunks_gives_the_whole_batch_update(tmp_path, layer_norm):
+    start, whole, whole_loss = one_step(tmp_path / "whole", None, layer_norm)
+    # 48 padded positions → 5 chunks
+    _, chunked, chunked_loss = one_step(tmp_path / "chunked", 10, layer_norm)
     assert not all(torch.equal(a, b) for a, b in zip(start, whole, strict=True))
     for expected, actual in zip(whole, chunked, strict=True):
         torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-6)

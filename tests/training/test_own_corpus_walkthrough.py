@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixture_files import FIXTURE
 
 from ner.common.paths import PROJECT_ROOT
 
-FIXTURE = PROJECT_ROOT.parent / "shared" / "fixtures" / "elmo"
 DOCS = PROJECT_ROOT / "docs" / "data.md"
 
 
