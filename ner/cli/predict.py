@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ner.cli.options import add_precision_option
+from ner.common.files import atomic_write, write_json
 from ner.common.threads import cpu_threads
-from ner.data.lines import decode_line
+from ner.data.lines import Undecodable, read_text_lines, splits_as_bytes
 from ner.data.tokenize import TOKENIZERS
 
 FORMATS = ("jsonl", "conll", "html")
@@ -66,27 +67,27 @@ class ConllSentence:
 def encoding_name(value: str) -> str:
     """A text encoding Python knows; otherwise argparse reports a one-line usage error."""
     try:
-        return codecs.lookup(value).name
+        name = codecs.lookup(value).name
+        splits_as_bytes(name)
     except LookupError:
-        raise argparse.ArgumentTypeError(f"unknown encoding {value!r}") from None
+        raise argparse.ArgumentTypeError(f"unknown text encoding {value!r}") from None
+    return name
 
 
 def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
     """Decode `stream` line by line; undecodable or binary lines carry an error instead."""
-    for number, raw in enumerate(stream, 1):
-        raw = raw.rstrip(b"\r\n")
-        if b"\x00" in raw:
-            yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
-            continue
-        try:
-            yield Line(number, decode_line(raw, number, encoding))
-        except UnicodeDecodeError as error:
+    for number, text in read_text_lines(stream, encoding):
+        if isinstance(text, Undecodable):
             yield Line(
                 number,
                 None,
-                f"line {number}: byte {raw[error.start]:#04x} at column {error.start + 1} is not "
-                f"valid {encoding}; skipped (pass --encoding if the file uses another encoding)",
+                f"line {number}: {text.where} is not valid {encoding}; skipped (pass --encoding "
+                "if the file uses another encoding)",
             )
+        elif "\x00" in text:
+            yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
+        else:
+            yield Line(number, text)
 
 
 def read_conll(lines: Iterable[Line]) -> Iterator[ConllSentence | Line]:
@@ -254,8 +255,7 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
             file=sys.stderr,
         )
         if args.scores:
-            with open(args.scores, "w", encoding="utf-8") as file:
-                json.dump(scores, file, indent=2)
+            write_json(args.scores, scores, indent=2)
     elif any(g is not None for g in gold):
         _warn("some sentences have no gold tags, so nothing was scored")
     return skipped
@@ -266,7 +266,9 @@ def write_html(tagger: Any, jsonl: str, args: argparse.Namespace, out: IO[str]) 
     from ner.data.tag_schemes import split_tag
     from ner.serving.html import html_document
 
-    records = [json.loads(line) for line in jsonl.splitlines()]
+    # Split at "\n" only: JSON escapes it in strings, but not U+2028, U+0085 and the other
+    # characters that `str.splitlines` also breaks at.
+    records = [json.loads(line) for line in jsonl.split("\n") if line]
     labels = sorted({split_tag(tag)[1] for tag in tagger.model.tags if tag != "O"})
     title = "Entities in " + ("standard input" if args.input == "-" else Path(args.input).name)
     out.write(html_document([r for r in records if "error" not in r], labels, title))
@@ -279,7 +281,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
     p.add_argument("input", help="input file, or - for stdin")
-    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument(
+        "-o", "--output", default="-", help="output file, replaced when complete (default: stdout)"
+    )
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format")
     p.add_argument("--input-format", choices=INPUT_FORMATS, default="text")
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch")
@@ -349,6 +353,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"ner-predict: error: cannot load model {args.model}: {error}", file=sys.stderr)
         return 1
     loaded = time.perf_counter()
+    # The -o file is written under a temporary name and renamed when complete: an interrupted
+    # or failed run leaves an existing file as it was, never a truncated one.
     with contextlib.ExitStack() as files:
         try:
             source = (
@@ -356,13 +362,17 @@ def run(args: argparse.Namespace) -> int:
                 if args.input == "-"
                 else files.enter_context(open(args.input, "rb"))
             )
+        except OSError as error:
+            print(f"ner-predict: error: {error.filename}: {error.strerror}", file=sys.stderr)
+            return 1
+        try:
             out = (
                 sys.stdout
                 if args.output == "-"
-                else files.enter_context(open(args.output, "w", encoding="utf-8"))
+                else files.enter_context(atomic_write(args.output, "w", encoding="utf-8"))
             )
         except OSError as error:
-            print(f"ner-predict: error: {error.filename}: {error.strerror}", file=sys.stderr)
+            print(f"ner-predict: error: {args.output}: {error.strerror}", file=sys.stderr)
             return 1
         tag = tag_conll if args.input_format == "conll" else tag_text_lines
         records = io.StringIO() if args.format == "html" else out  # html: jsonl first, then a page

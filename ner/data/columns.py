@@ -4,12 +4,12 @@ Every malformed line is an error that names the file and line; nothing is skippe
 Document markers (``-DOCSTART-`` lines) are dropped but counted into a ``document_id``.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ner.common.errors import NerError
-from ner.data.lines import decode_line
+from ner.data.lines import Undecodable, read_text_lines, splits_as_bytes
 
 # Separators by name, for command lines where a tab is hard to type (`data.options.separator=tab`).
 SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "space": " "}
@@ -84,19 +84,22 @@ def _split(line: str, separator: str | None) -> list[str]:
     return line.split() if separator is None else line.rstrip(" ").split(separator)
 
 
-def _lines(path: Path, encoding: str):
+def _lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
     """(line number, text without line break) pairs, with decoding errors located."""
     if not path.is_file():
         raise ColumnFormatError(f"{path}: no such file")
+    try:
+        splits_as_bytes(encoding)
+    except LookupError as error:
+        raise ColumnFormatError(f"{path}: {error}") from None
     with open(path, "rb") as file:
-        for number, raw in enumerate(file, 1):
-            try:
-                yield number, decode_line(raw, number, encoding)
-            except UnicodeDecodeError as error:
+        for number, line in read_text_lines(file, encoding):
+            if isinstance(line, Undecodable):
                 raise ColumnFormatError(
-                    f"{path}:{number}: byte {raw[error.start]:#04x} at column {error.start + 1} "
-                    f"is not valid {encoding}; pass the file's encoding (e.g. encoding='latin-1')"
-                ) from None
+                    f"{path}:{number}: {line.where} is not valid {encoding}; pass the file's "
+                    "encoding (e.g. encoding='latin-1')"
+                )
+            yield number, line
 
 
 def read_column_file(path: str | Path, fmt: ColumnFormat) -> list[Sentence]:

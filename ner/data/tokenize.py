@@ -9,7 +9,11 @@ quotes included, which is what character-offset output needs.
 
 Two tokenizers share that design: ``news`` (the default, as above) and ``social``, which also
 keeps @mentions, #hashtags and emoticons (``:-)``, ``;P``, ``<3``, ``^_^``) whole, for posts and
-chat. Both keep URLs and e-mail addresses whole.
+chat. Both keep URLs and e-mail addresses whole (a URL with the parentheses it opens, as in
+``/wiki/Foo_(bar)``, and an apostrophe in its path; a possessive after a bare host or an address
+splits off: ``x.org 's``), and an emoji with what extends it (``❤️``, ``👍🏽``, ``👨‍👩‍👧``,
+the flag ``🇺🇸``): combining marks, variation selectors and ZWJ stay on the character before
+them.
 
 The splitter ends a sentence after ``.``, ``!``, ``?``, ``...`` (plus closing quotes and brackets)
 when the next token does not start in lower case, and always at a blank line. Titles such as
@@ -17,9 +21,11 @@ when the next token does not start in lower case, and always at a blank line. Ti
 typical sentence opener (``The``, ``He``, ...).
 """
 
+import collections
 import functools
 import re
 import unicodedata
+from collections.abc import Iterator
 from typing import NamedTuple
 
 
@@ -66,9 +72,9 @@ _CLITIC = re.compile(r"(?:n['’]t|['’](?:s|re|ve|ll|d|m))\Z", re.IGNORECASE)
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 
 
-def _mark_class() -> str:
-    """Combining marks (Mn, Mc, Me) as a regex class body: they belong inside words, but `\\w`
-    does not match them (NFD accents, Indic vowel signs)."""
+def _mark_ranges() -> list[tuple[int, int]]:
+    """Code point ranges of the combining marks (Mn, Mc, Me): they belong inside words, but
+    `\\w` does not match them (NFD accents, Indic vowel signs, variation selectors)."""
     ranges: list[tuple[int, int]] = []
     for code in [*range(0x30000), *range(0xE0100, 0xE01F0)]:
         if unicodedata.category(chr(code)) in ("Mn", "Mc", "Me"):
@@ -76,19 +82,23 @@ def _mark_class() -> str:
                 ranges[-1] = (ranges[-1][0], code)
             else:
                 ranges.append((code, code))
+    return ranges
+
+
+def _class_body(ranges: list[tuple[int, int]]) -> str:
     return "".join(
         re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
         for a, b in ranges
     )
 
 
-def _social_alternatives(word_char: str) -> list[str]:
+def _social_alternatives(word: str) -> list[str]:
     """Mentions and hashtags (not after a word: ``C#``, e-mail addresses), kept whole up to a
     clitic that `tokenize` splits off (``@user 's``); emoticons with eyes, an optional nose and
     a repeated mouth (``:-)``, ``;P``, ``=D``, ``:'((``), hearts and ``^_^`` faces."""
     mouth = r"(?P<mouth>[()\[\]DPpOo/\\|*3{}@$])(?P=mouth)*"
     return [
-        rf"(?<![\w@#])[@#]{word_char}+(?:['’]{word_char}+)?",
+        rf"(?<![\w@#])[@#]{word}(?:['’]{word})?",
         rf"(?<![:;=])(?:>?[:;]|(?<![\w>])>?=)[-o*'^]?{mouth}(?![\w:;=/\\])",
         r"(?<!\w)(?:<3+|</3|\^[_.-]?\^|-_-|T_T)(?!\w)",
     ]
@@ -101,34 +111,135 @@ def check_tokenizer(name: str) -> str:
     return name
 
 
+# Emoji modifiers (skin tones) and tag characters (the letters of subdivision flags): like
+# combining marks, they extend the character before them.
+_EMOJI_EXTENDERS = [(0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F)]
+
+
+@functools.cache
+def _mark_classes() -> tuple[str, str]:
+    """Class bodies of the combining marks in the Basic Multilingual Plane and above it.
+
+    The patterns test the second behind a guard (``(?=[^\\x00-\\uffff])``): `re` tests a class
+    of BMP characters with one table lookup but walks a class that also holds higher code
+    points range by range, which made that test most of the tokenizer's time."""
+    ranges = _mark_ranges()
+    return (
+        _class_body([r for r in ranges if r[1] <= 0xFFFF]),
+        _class_body([r for r in ranges if r[1] > 0xFFFF]),
+    )
+
+
+@functools.cache
+def _word() -> str:
+    """One or more characters inside a word: `\\w`, combining marks, ZWNJ and ZWJ. The repeat
+    is over runs of the BMP class, so a word of BMP characters is one fast run; it is atomic,
+    as a shorter run never lets the rest match where the whole run does not."""
+    basic, astral = _mark_classes()
+    return rf"(?>(?:[\w{basic}\u200c\u200d]+|(?=[^\x00-\uffff])[{astral}])+)"
+
+
+@functools.cache
+def _symbol() -> str:
+    """A visible character that no other alternative took, with what extends it: combining
+    marks (a variation selector: ``❤️``, a keycap), skin tones, tag characters, and ZWJ with
+    the next symbol (``👨‍👩‍👧``); or a pair of regional indicators (a flag: ``🇺🇸``)."""
+    basic, astral = _mark_classes()
+    astral += _class_body(_EMOJI_EXTENDERS)
+    extend = rf"[{basic}]|(?=[^\x00-\uffff])[{astral}]|\u200d[^\s\w{_IGNORABLE}]?"
+    return rf"(?:[\U0001F1E6-\U0001F1FF]{{2}}|[^\s{_IGNORABLE}])(?>(?:{extend})*)"
+
+
 @functools.cache
 def _token_pattern(tokenizer: str = "news") -> re.Pattern[str]:
     """The master pattern: alternatives tried in order at each position (compiled on first use);
-    ``social`` tries mentions, hashtags and emoticons right after URLs and e-mail addresses."""
-    word_char = rf"[\w{_mark_class()}\u200c\u200d]"
+    `tokenize` tries e-mail addresses right after URLs, ``social`` mentions, hashtags and
+    emoticons right after those."""
+    word = _word()
     known = "|".join(
         sorted((re.escape(a) for a in _TITLES + _ABBREVIATIONS), key=len, reverse=True)
     )
     alternatives = [
-        # URLs and e-mail addresses, without trailing punctuation.
-        r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?'’)\]}]",
-        r"[\w.+-]+@\w[\w-]*(?:\.\w[\w-]*)+",
-        *(_social_alternatives(word_char) if tokenizer == "social" else []),
+        # URLs without trailing punctuation (e-mail addresses come from `_email_spans`), their
+        # closing parentheses added by `_url_end`.
+        r"(?P<url>(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?'’)\]}])",
+        *(_social_alternatives(word) if tokenizer == "social" else []),
         # U.S. / a.m. / U.S.-based ; Mr. / Corp. ; "No. 5" ; a capital initial such as "J."
         r"(?<!\w)(?:[^\W\d_]\.){2,}(?:-\w+)*(?!\w)",
-        rf"(?<!\w)(?:{known})\.(?:-\w+)*(?!\w)",
+        rf"(?<!\w)(?=[A-Za-z]+\.)(?:{known})\.(?:-\w+)*(?!\w)",
         r"(?<!\w)Nos?\.(?=\s*\d)",
         r"(?<!\w)[A-Z]\.(?=\s+[A-Z])",
         # A decade ('90s); a clitic written apart ("John 's", "do n't": pre-tokenized text).
         r"(?<!\w)['’]\d0s(?!\w)",
         r"(?<!\w)['’](?i:[sdm]|re|ve|ll)(?!\w)",
         # Words: word characters joined by - / & . ' ’ (inner only) or by , : between digits.
-        rf"{word_char}+(?:(?:[-/&.'’]|(?<=\d)[,:](?=\d)){word_char}+)*",
-        # Multi-character punctuation, then any other single visible character.
+        rf"{word}(?:(?:[-/&.'’]|(?<=\d)[,:](?=\d)){word})*",
+        # Multi-character punctuation, then any other visible character (emoji sequences whole).
         r"\.\.\.+|--+|``|''",
-        rf"[^\s{_IGNORABLE}]",
+        _symbol(),
     ]
     return re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+
+# The local part of an e-mail address, found only from the start of a run of its characters,
+# with "@" and the domain in a lookahead (group 1) so that the run after the "@" is found too.
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+(?=@(\w[\w-]*(?:\.\w[\w-]*)+))")
+
+
+def _email_spans(text: str) -> list[tuple[int, int, int]]:
+    """``(start, at, end)`` for each run ``text[start:at]`` of local-part characters that an
+    ``@`` and a domain follow: from any position of the run, an address reaches ``end``.
+
+    Tried at every position, as an alternative of the master pattern, ``[\\w.+-]+@...`` would
+    rescan the rest of the run from each one: quadratic in a run such as ``+++…`` that holds no
+    address. Every position of a run reaches the same ``@`` and domain, so one scan per run
+    decides them all and tokenizing stays linear in the length of the text."""
+    if "@" not in text:
+        return []
+    return [(m.start(), m.end(), m.end(1)) for m in _EMAIL.finditer(text)]
+
+
+# A clitic after an e-mail address ("me@x.org's"), whose domain stops before the apostrophe.
+_CLITIC_AFTER = re.compile(r"['’](?i:[sdm]|re|ve|ll)(?!\w)")
+
+
+def _url_end(text: str, start: int, end: int) -> tuple[int, bool]:
+    """The end of the URL matched at ``text[start:end]`` once the ``)`` that close a ``(``
+    inside it are added (``/wiki/Foo_(bar)``), and whether a clitic at its end is split off:
+    only after a bare host (``x.org's``), as in a path the apostrophe is part of the URL
+    (``/wiki/McDonald's``)."""
+    depth = text.count("(", start, end) - text.count(")", start, end)
+    while depth > 0 and text.startswith(")", end):
+        end, depth = end + 1, depth - 1
+    address = text[start:end]
+    return end, "/" not in (address.partition("://")[2] or address)
+
+
+def _token_spans(text: str, tokenizer: str) -> Iterator[tuple[int, int, bool]]:
+    """``(start, end, clitic)`` of each token before clitics are split off (`clitic`: whether
+    one may be): the matches of the master pattern, with e-mail addresses taking precedence over
+    every alternative but URLs, as if they were the second alternative."""
+    pattern = _token_pattern(tokenizer)
+    emails = collections.deque(_email_spans(text))
+    position = 0
+    while True:
+        for match in pattern.finditer(text, position):
+            start, end = match.span()
+            clitic = True
+            while emails and emails[0][1] <= start:
+                emails.popleft()
+            if match.lastgroup == "url":
+                end, clitic = _url_end(text, start, end)
+            elif emails and emails[0][0] <= start:
+                end = emails[0][2]
+                after = _CLITIC_AFTER.match(text, end)
+                end = end if after is None else after.end()
+            yield start, end, clitic
+            if end != match.end():
+                position = end
+                break  # go on after the longer token
+        else:
+            return
 
 
 def tokenize(text: str, tokenizer: str = "news") -> list[Token]:
@@ -136,18 +247,37 @@ def tokenize(text: str, tokenizer: str = "news") -> list[Token]:
     `text[t.start:t.end] == t.text` for every token.
 
     Whitespace and zero-width characters separate tokens and are never part of one; every other
-    character belongs to exactly one token. Empty or whitespace-only text gives ``[]``.
+    character belongs to exactly one token. Empty or whitespace-only text gives ``[]``. The time
+    taken grows linearly with the length of `text`, whatever its content.
     """
     tokens: list[Token] = []
-    for match in _token_pattern(check_tokenizer(tokenizer)).finditer(text):
-        start, end = match.span()
-        clitic = _CLITIC.search(match.group())
-        if clitic is not None and clitic.start() > 0:
-            split = start + clitic.start()
-            tokens.append(Token(text[start:split], start, split))
-            start = split
+    for start, end, may_split in _token_spans(text, check_tokenizer(tokenizer)):
+        clitic = _CLITIC.search(text, start, end) if may_split and end - start > 2 else None
+        if clitic is not None and clitic.start() > start:
+            tokens.append(Token(text[start : clitic.start()], start, clitic.start()))
+            start = clitic.start()
         tokens.append(Token(text[start:end], start, end))
     return tokens
+
+
+@functools.cache
+def _unit_pattern() -> re.Pattern[str]:
+    """A run of word characters, or any other character that `tokenize` keeps."""
+    return re.compile(rf"{_word()}|[^\s{_IGNORABLE}]")
+
+
+def estimate_tokens(text: str) -> int:
+    """An upper bound of ``len(tokenize(text, tokenizer))`` for every tokenizer, found in one
+    regex pass that takes a third of the tokenizer's time or less: each run of word characters
+    counts one, each other visible character one.
+
+    A bound, because every token either holds a character outside the word class (counted for
+    the first such character, which no other token holds) or is made of word characters only,
+    and a run holds at most one token of the second kind (a word reaches the end of its run).
+    It equals the token count for plain words and punctuation and exceeds it for tokens that
+    join several units (``U.S.`` counts 4, ``John's`` 3 for two tokens).
+    """
+    return _unit_pattern().subn("", text)[1]
 
 
 def _boundary_after(text: str, tokens: list[Token], index: int) -> bool:

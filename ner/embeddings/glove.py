@@ -163,36 +163,58 @@ def _open_text(path: Path, member: str | None) -> Iterator[tuple[str, BinaryIO]]
             yield str(path), lines
 
 
+def _vector_width(fields: list[str]) -> int:
+    """How many fields of a file's first row are its vector: the trailing numbers, leaving at
+    least one field for the word (which may hold spaces itself: ``. . .`` in glove.840B)."""
+    width = 0
+    for value in reversed(fields[1:]):
+        try:
+            float(value)
+        except ValueError:
+            break
+        width += 1
+    return width
+
+
 def _parse_text(
     lines: BinaryIO, origin: str, wanted: set[str] | None
 ) -> tuple[dict[str, int], np.ndarray]:
     """Parse the rows of `lines` whose word is in `wanted` (all when None): word → row of the
-    returned (rows, dim) matrix."""
+    returned (rows, dim) matrix.
+
+    A row is a word and `dim` numbers separated by spaces; the word is everything before the
+    last `dim` fields, spaces included. `dim` comes from a word2vec header (``<words> <dim>``)
+    or from the first row. Spaces at the end of a row (fastText's ``.vec``) are ignored."""
     rows: dict[str, int] = {}
     vectors: list[np.ndarray] = []
     dim = None
     for number, raw in enumerate(lines, 1):
         try:
-            line = decode_line(raw, number, "utf-8")
+            line = decode_line(raw, number, "utf-8").rstrip(" ")
         except UnicodeDecodeError as error:
             raise EmbeddingFormatError(f"{origin}:{number}: not valid UTF-8 ({error})") from None
-        word, _, rest = line.partition(" ")
         if dim is None:
             fields = line.split(" ")
-            if number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
-                continue  # a word2vec header: "<words> <dim>"
-            dim = len(fields) - 1
+            header = number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields)
+            dim = int(fields[1]) if header else _vector_width(fields)
             if dim < 1:
                 raise EmbeddingFormatError(f"{origin}:{number}: expected a word and numbers")
+            if header:
+                continue  # a word2vec header: "<words> <dim>"
+        word, _, rest = line.partition(" ")
+        if rest.count(" ") != dim - 1:  # a word with spaces, or a short row
+            fields = line.rsplit(" ", dim)
+            if len(fields) != dim + 1:
+                raise EmbeddingFormatError(
+                    f"{origin}:{number}: {len(fields) - 1} numbers after {fields[0]!r}, "
+                    f"expected {dim}"
+                )
+            word, rest = fields[0], line[len(fields[0]) + 1 :]
         if (wanted is None or word in wanted) and word not in rows:
             try:
                 vector = np.array(rest.split(" "), dtype=np.float32)
             except ValueError as error:
                 raise EmbeddingFormatError(f"{origin}:{number}: {error}") from None
-            if vector.shape != (dim,):
-                raise EmbeddingFormatError(
-                    f"{origin}:{number}: {vector.size} numbers after {word!r}, expected {dim}"
-                )
             rows[word] = len(vectors)
             vectors.append(vector)
     if dim is None:

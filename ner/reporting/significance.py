@@ -48,16 +48,20 @@ class Predictions:
 
 
 def read_predictions(path: Path) -> Predictions:
-    """Read a `token gold predicted` file (blank line between sentences), as training writes it."""
+    """Read a `token gold predicted` file (blank line between sentences), as training writes it.
+
+    The tags are the last two fields and the token everything before them, so a token may hold
+    spaces (``New York`` from a tab-separated corpus); lines end at "\\n" only, not at the
+    other characters `str.splitlines` breaks at (U+0085, U+2028), which a token may hold too."""
     tokens: list[list[str]] = [[]]
     gold: list[list[str]] = [[]]
     predicted: list[list[str]] = [[]]
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_bytes().decode("utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as error:
         raise PredictionsError(f"{path}: cannot read it ({error})") from error
     for number, line in enumerate(lines, start=1):
-        fields = line.split()
+        fields = line.rsplit(maxsplit=2)
         if not fields:
             if tokens[-1]:
                 tokens.append([])

@@ -24,9 +24,17 @@ for (const record of data.records) {
 """
 
 
+# Characters that JSON may hold as they are but a <script> element may not: "<" starts "</script>"
+# and "<!--<script", which ends the element early or makes the parser swallow the rest of the
+# page; ">" and "&" for good measure; U+2028 and U+2029 end a line in older JavaScript.
+_SCRIPT_UNSAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+
+
 def _script_json(value: Any) -> str:
-    """JSON safe inside a <script> element (no ``</script>`` can end it early)."""
-    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+    """`value` as JSON that is safe inside any <script> element: the characters that could end
+    or change it are written as ``\\u`` escapes, which every JSON and JavaScript parser reads
+    back as the same characters."""
+    return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_UNSAFE)
 
 
 def html_document(records: Iterable[dict[str, Any]], labels: list[str], title: str) -> str:

@@ -9,6 +9,7 @@ Every request and answer is counted, so a dropped or failed request shows up in 
 
 import http.client
 import json
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -32,11 +33,13 @@ class LoadReport:
     latencies_ms: list[float] = field(default_factory=list, repr=False)
 
     def percentile(self, share: float) -> float:
-        """The latency below which `share` of the answered requests fall (nearest rank)."""
+        """The nearest-rank percentile: the ⌈share·n⌉-th smallest of the n latencies, the least
+        value that at least `share` of the answered requests do not exceed."""
         ordered = sorted(self.latencies_ms)
         if not ordered:
             return float("nan")
-        return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
+        rank = math.ceil(round(share * len(ordered), 9))  # 0.29 * 100 is 28.999999999999996
+        return ordered[min(len(ordered), max(1, rank)) - 1]
 
     def summary(self) -> dict[str, Any]:
         """The figures to record (no per-request latencies)."""

@@ -80,6 +80,90 @@ def test_other_encoding_reads_the_line(tmp_path: Path, capsys) -> None:
     assert json.loads(out)["text"] == "café in Rome"
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "utf-16-le"])
+def test_utf16_and_utf32_text_input(tmp_path: Path, capsys, encoding: str) -> None:
+    source = tmp_path / "in.txt"
+    data = "\ufeffJohn Smith went to Paris .\r\nnaïve 東京\r\n".encode(encoding)
+    # a lone surrogate on line 2 of 3: that line alone is skipped
+    bad = "Rome".encode("utf-16-le") + b"\x00\xd8" + "\n".encode("utf-16-le")
+    if encoding == "utf-16-le":
+        data = data.replace("naïve".encode(encoding), bad[:-2], 1)
+    source.write_bytes(data)
+    status, out, err = run([str(source), "--encoding", encoding], capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0]["text"] == "John Smith went to Paris ."
+    assert [e["text"] for e in records[0]["entities"]] == ["John Smith", "Paris"]
+    if encoding == "utf-16-le":
+        assert records[1]["line"] == 2 and "bytes 0x00 0xd8 at character 5" in records[1]["error"]
+        assert "1 lines skipped" in err
+    else:
+        assert records[1]["text"] == "naïve 東京"
+
+
+def test_utf16_conll_input(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "gold.conll"
+    source.write_bytes(conll_text(tagged=True).encode("utf-16"))
+    status, out, err = run(
+        [str(source), "--input-format", "conll", "--format", "conll", "--encoding", "utf-16"],
+        capsys,
+    )
+    assert status == 0, err
+    assert out.split("\n")[2] == "John NNP B-PER\tB-PER"
+    assert "F1 100.00" in err
+
+
+def test_an_encoding_that_is_no_text_encoding_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        run([str(tmp_path / "in.txt"), "--encoding", "rot13"], capsys)
+    assert exit_info.value.code == 2
+    assert "unknown text encoding 'rot13'" in capsys.readouterr().err
+
+
+def test_html_page_of_lines_with_script_text_and_line_separators(tmp_path: Path, capsys) -> None:
+    lines = ["John Smith went to Paris .", "a\u2028b <!--<script> Rome", "x\x85y\u2029 Berlin"]
+    source, page = tmp_path / "in.txt", tmp_path / "page.html"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    status, _, err = run([str(source), "--format", "html", "-o", str(page)], capsys)
+    assert status == 0, err
+    html = page.read_text(encoding="utf-8")
+    opening = '<script type="application/json" id="ner-data">'
+    start = html.index(opening) + len(opening)
+    embedded = html[start : html.index("</script>", start)]
+    assert "<" not in embedded and "\u2028" not in embedded
+    assert [r["text"] for r in json.loads(embedded)["records"]] == lines
+
+
+def test_a_failed_run_keeps_the_existing_output_file(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The -o file is replaced only by a complete output: a run that fails after writing part
+    of it (here the model fails on the second chunk of lines) leaves the old file as it was."""
+    from ner.serving.tagger import Tagger
+
+    predict, calls = Tagger.predict, []
+
+    def fail_on_second_chunk(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the model failed")
+        return predict(self, *args, **kwargs)
+
+    monkeypatch.setattr(Tagger, "predict", fail_on_second_chunk)
+    source, output = tmp_path / "in.txt", tmp_path / "out.jsonl"
+    source.write_text("John Smith went to Paris .\nAnna likes Rome .\n", encoding="utf-8")
+    for form in ("jsonl", "html"):
+        output.write_text("the previous report\n", encoding="utf-8")
+        calls.clear()
+        args = [str(source), "--format", form, "--chunk-lines", "1", "-o", str(output)]
+        with pytest.raises(RuntimeError, match="the model failed"):
+            run(args, capsys)
+        assert output.read_text(encoding="utf-8") == "the previous report\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.jsonl"]
+    monkeypatch.setattr(Tagger, "predict", predict)
+    status, _, _ = run([str(source), "-o", str(output)], capsys)
+    assert status == 0
+    assert [json.loads(line)["line"] for line in output.read_text().splitlines()] == [1, 2]
+
+
 @pytest.mark.parametrize("precision", ["float32", "bfloat16"])
 def test_stdin_tokens_to_conll(capsys, monkeypatch, precision: str) -> None:
     stdin = b"John Smith went to Paris .\n\nAnna likes Rome .\n"

@@ -1,10 +1,21 @@
 """Tests for the CoNLL-style tokenizer and sentence splitter (ner/data/tokenize.py)."""
 
+import subprocess
+import sys
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ner.data.tokenize import TOKENIZERS, Token, split_sentences, tokenize, tokenize_sentences
+from ner.data.tokenize import (
+    TOKENIZERS,
+    Token,
+    estimate_tokens,
+    split_sentences,
+    tokenize,
+    tokenize_sentences,
+)
 
 
 def words(text: str) -> list[str]:
@@ -71,6 +82,47 @@ def test_tokenize_conll_style(text: str, expected: list[str]) -> None:
     tokens = tokenize(text)
     assert [t.text for t in tokens] == expected
     assert all(text[t.start : t.end] == t.text for t in tokens)
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a variation selector, a skin tone, ZWJ sequences, flags and keycaps stay on their base
+        ("I ❤️ it", ["I", "❤️", "it"]),
+        ("👨\u200d👩\u200d👧 family", ["👨\u200d👩\u200d👧", "family"]),
+        ("👍🏽 ok 👩🏽\u200d💻", ["👍🏽", "ok", "👩🏽\u200d💻"]),
+        (
+            "🇺🇸🇫🇷 flags 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+            ["🇺🇸", "🇫🇷", "flags", "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"],
+        ),
+        ("1️⃣ ©️!", ["1️⃣", "©️", "!"]),
+        ("(\u0301 ok", ["(\u0301", "ok"]),
+        ("❤\u200d wow", ["❤\u200d", "wow"]),
+        # URLs keep balanced parentheses and an apostrophe in their path...
+        (
+            "(https://en.wikipedia.org/wiki/Foo_(bar)).",
+            ["(", "https://en.wikipedia.org/wiki/Foo_(bar)", ")", "."],
+        ),
+        ("see https://x.org/isn't now", ["see", "https://x.org/isn't", "now"]),
+        (
+            "at https://en.wikipedia.org/wiki/McDonald's",
+            ["at", "https://en.wikipedia.org/wiki/McDonald's"],
+        ),
+        ("https://x.org/a?b=(c) now", ["https://x.org/a?b=(c)", "now"]),
+        # ... but not a closing bracket they did not open, nor a possessive after the host
+        ("(see https://x.org/a)", ["(", "see", "https://x.org/a", ")"]),
+        ("https://x.org/a).", ["https://x.org/a", ")", "."]),
+        ("https://x.org's page", ["https://x.org", "'s", "page"]),
+        ("www.x.org’s", ["www.x.org", "’s"]),
+        ("me@x.org's", ["me@x.org", "'s"]),
+    ],
+)
+def test_emoji_sequences_and_urls(tokenizer: str, text: str, expected: list[str]) -> None:
+    tokens = tokenize(text, tokenizer)
+    assert [t.text for t in tokens] == expected
+    assert all(text[t.start : t.end] == t.text for t in tokens)
+    assert estimate_tokens(text) >= len(tokens)
 
 
 def test_tokens_carry_offsets() -> None:
@@ -177,3 +229,85 @@ def test_unknown_tokenizer() -> None:
 )
 def test_split_sentences(text: str, expected: list[str]) -> None:
     assert [text[a:b] for a, b in split_sentences(text)] == expected
+
+
+# Runs where a pattern that retries a long alternative at every position takes quadratic time:
+# the e-mail alternative once rescanned the rest of a run of ``[\w.+-]`` from each position.
+MEGABYTE = 1_000_000
+ADVERSARIAL = ["+", "a+", ".+.", "@@@", "a+.+@@-x.@+a'+"]
+_TIME_ONE = """
+import sys, time
+from ner.data.tokenize import tokenize
+unit, tokenizer, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+text = (unit * (size // len(unit) + 1))[:size]
+tokenize("warm up", tokenizer)
+started = time.perf_counter()
+tokenize(text, tokenizer)
+print(time.perf_counter() - started)
+"""
+
+
+def repeated(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_tokenize_time_is_linear_on_adversarial_input(tokenizer: str) -> None:
+    """1 MB of each adversarial run takes about as long as 1 MB of ``x,`` (as many tokens, no
+    long run): at most 4 times as long. A quadratic tokenizer took 5 s for 64 kB of ``+`` and
+    would take half an hour for 1 MB; each run is timed in a child process that is stopped as
+    soon as it passes the bound, so a regression fails in seconds instead of hanging."""
+    tokenize("warm up", tokenizer)
+    started = time.perf_counter()
+    assert len(tokenize(repeated("x,", MEGABYTE), tokenizer)) == MEGABYTE
+    baseline = time.perf_counter() - started
+    bound = 4 * baseline
+    for unit in ADVERSARIAL:
+        command = [sys.executable, "-c", _TIME_ONE, unit, tokenizer, str(MEGABYTE)]
+        try:
+            child = subprocess.run(
+                command, capture_output=True, text=True, check=True, timeout=bound + 10
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"1 MB of {unit!r} took over {bound + 10:.1f} s ({baseline:.2f} s for x,)")
+        seconds = float(child.stdout)
+        assert seconds <= bound, f"1 MB of {unit!r}: {seconds:.2f} s, x,: {baseline:.2f} s"
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@pytest.mark.parametrize("unit", [*ADVERSARIAL, "x,"])
+def test_adversarial_runs_are_tokenized_as_before(tokenizer: str, unit: str) -> None:
+    text = repeated(unit, 3000)
+    tokens = tokenize(text, tokenizer)
+    assert "".join(t.text for t in tokens) == text
+    assert len(tokens) <= estimate_tokens(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("EU rejects German call to boycott British lamb.", 9),
+        ('"Hello," he said (twice); ok?', 12),
+        ("", 0),
+        (" \u200b\n", 0),
+        ("+" * 50, 50),
+        ("U.S. John's", 7),  # 3 tokens: the estimate never falls short, it may exceed
+    ],
+)
+def test_estimate_tokens_examples(text: str, expected: int) -> None:
+    assert estimate_tokens(text) == expected
+    assert estimate_tokens(text) >= len(tokenize(text))
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+    | st.text("aA1.,'-\"$% \n’", max_size=60)
+    | st.text("aD3@#:;=-'()<>^_/.\\| \n", max_size=60)
+    | st.text("ab.+-@_ x.oc:/htpsw'’()", max_size=60)
+    | st.text("a1 ❤\ufe0f\u200d\u0301\U0001f3fd\U0001f1fa.'", max_size=40)
+)
+def test_estimate_tokens_is_an_upper_bound(tokenizer: str, text: str) -> None:
+    assert estimate_tokens(text) >= len(tokenize(text, tokenizer))

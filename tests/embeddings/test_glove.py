@@ -4,7 +4,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from ner.embeddings.glove import EmbeddingFormatError, load_glove
+from ner.embeddings.glove import EmbeddingFormatError, load_glove, load_glove_table
 
 # The first values of "the" in Stanford's glove.6B.50d.txt.
 THE_50D = [0.418, 0.24968, -0.41242, 0.1217, 0.34527, -0.044457, -0.49688, -0.17862]
@@ -73,6 +73,37 @@ def test_zip_with_several_files_needs_member(tmp_path):
     _check(load_glove(str(path), VOCABULARY, member="glove.6B.50d.txt"))
 
 
+def test_words_with_spaces(tmp_path):
+    """Stanford's glove.840B.300d has rows such as ``. . . 0.1 …``: the last `dim` fields are
+    the vector, the rest (spaces included) is the word, also on the first row."""
+    path = tmp_path / "vectors.txt"
+    path.write_text(
+        ". . . -0.5 0.25 1\nthe 0.1 0.2 0.3\nNew York 1 2 3\nat  home 4 5 6\n"
+        "1 2 0 7 8\n. . . 9 9 9\n"
+    )
+    vocabulary = [". . .", "the", "New York", "at  home", "1 2", "New"]
+    vectors = load_glove(str(path), vocabulary)
+    np.testing.assert_array_equal(
+        vectors.vectors,
+        np.array(
+            [[-0.5, 0.25, 1], [0.1, 0.2, 0.3], [1, 2, 3], [4, 5, 6], [0, 7, 8], [0, 0, 0]],
+            np.float32,
+        ),
+    )
+    assert vectors.found.tolist() == [True, True, True, True, True, False]
+    table = load_glove_table(str(path))
+    assert table.words == [". . .", "the", "New York", "at  home", "1 2"]
+    assert table.matrix.shape == (5, 3)
+
+
+def test_word2vec_header_gives_the_width_and_trailing_spaces_are_ignored(tmp_path):
+    path = tmp_path / "vectors.vec"
+    path.write_text("3 2\nNew York 1 2 \nthe 3 4 \n2 5 6 \n")
+    table = load_glove_table(str(path))
+    assert table.words == ["New York", "the", "2"]
+    np.testing.assert_array_equal(table.matrix, [[1, 2], [3, 4], [5, 6]])
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -80,6 +111,8 @@ def test_zip_with_several_files_needs_member(tmp_path):
         (b"the 1 2 3\napple 1 x 3\n", r"vectors.txt:2: could not convert string to float"),
         (b"the 1 2 3\n\xff\xfe 1 2 3\n", r"vectors.txt:2: not valid UTF-8"),
         (b"", r"vectors.txt:1: no vectors \(the file is empty\)"),
+        (b"the a b\n", r"vectors.txt:1: expected a word and numbers"),
+        (b"2 0\nthe 1 2\n", r"vectors.txt:1: expected a word and numbers"),
     ],
 )
 def test_malformed_text_files(tmp_path, content, message):

@@ -100,6 +100,18 @@ def test_a_malformed_line_is_an_error_naming_file_and_line(tmp_path: Path) -> No
         read_predictions(path)
 
 
+def test_tokens_with_spaces_and_line_separators(tmp_path: Path) -> None:
+    """Training writes `token gold predicted` lines for whatever tokens the corpus has: a token
+    with a space (a tab-separated corpus) or with U+0085/U+2028 (a hub corpus) reads back."""
+    tokens = [["New York", "a\u2028b", "c\x85d", "e"], ["Rome"]]
+    tags = [["B-LOC", "O", "O", "B-PER"], ["B-LOC"]]
+    predicted = [["B-LOC", "O", "B-PER", "O"], ["O"]]
+    path = tmp_path / "predictions_test.txt"
+    write_predictions(path, tokens, tags, predicted)
+    read = read_predictions(path)
+    assert (read.tokens, read.gold, read.predicted) == (tokens, tags, predicted)
+
+
 def test_report_prints_p_values_for_every_two_variants(gold, tmp_path: Path, capsys) -> None:
     root = tmp_path / "runs"
     systems = {"strong": 0.05, "weak": 0.4, "strong_again": 0.05}

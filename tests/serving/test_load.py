@@ -4,16 +4,34 @@ tagger's own."""
 
 import json
 
+import pytest
 from live_server import Server
 from tiny_tagger import corpus, one_thread
 
-from ner.serving.load import run_load
+from ner.serving.load import LoadReport, run_load
 from ner.serving.tagger import Tagger
 
 TEXTS = [" ".join(tokens) for tokens, _ in corpus()] + [
     "Peter Smith lives in Rome. Anna went to Berlin!",
     "“Mary” flew from Berlin to Paris on Monday, didn't she?",
 ]
+
+
+@pytest.mark.parametrize(
+    ("latencies", "share", "expected"),
+    [
+        ([5, 1, 4, 2, 3], 0.50, 3),  # the median: rank ⌈2.5⌉ = 3, not round(2.5) = 2
+        (list(range(1, 151)), 0.99, 149),  # ⌈148.5⌉
+        (list(range(1, 101)), 0.99, 99),
+        (list(range(1, 101)), 0.29, 29),  # 0.29 * 100 is 28.999999999999996 in floating point
+        ([7], 0.99, 7),
+        ([1, 2], 0.0, 1),
+        ([1, 2], 1.0, 2),
+    ],
+)
+def test_percentile_is_the_nearest_rank(latencies: list[float], share: float, expected) -> None:
+    report = LoadReport(clients=1, requests_per_client=len(latencies), latencies_ms=latencies)
+    assert report.percentile(share) == expected
 
 
 def test_sixteen_clients_two_hundred_requests_each(server: Server) -> None:
