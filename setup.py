@@ -1,10 +1,12 @@
 """Build shim for the one thing pyproject.toml cannot say: the Hydra configs live in the top-level
 ``conf/`` folder of the repository and ship inside the package as ``ner.conf`` (so ``ner-train``
-from an installed wheel finds them, and ``pkg://ner.conf`` works in both)."""
+from an installed wheel finds them, and ``pkg://ner.conf`` works in both). The package list given
+here also names ``hydra_plugins.ner_sweeper``, the sweeper of ``hparams_search=optuna``."""
 
 from setuptools import find_packages, setup
 
 setup(
-    packages=[*find_packages(include=["ner", "ner.*"]), "ner.conf"],
+    # Hydra finds plugins only in the hydra_plugins namespace package.
+    packages=[*find_packages(include=["ner", "ner.*"]), "ner.conf", "hydra_plugins.ner_sweeper"],
     package_dir={"ner.conf": "conf"},
 )

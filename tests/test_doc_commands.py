@@ -458,7 +458,7 @@ class KeySpan:
 def key_spans() -> list[KeySpan]:
     """Inline spans made only of overrides with at least one dotted key or config group."""
     groups = {"data", "embeddings", "elmo", "model", "trainer", "logger", "experiment"}
-    groups |= {"trainer/scheduler", "hydra/launcher"}
+    groups |= {"trainer/scheduler", "hydra/launcher", "hparams_search"}
     found = []
     for path in PAGES:
         text = FENCE.sub(lambda m: "\n" * m[0].count("\n"), path.read_text(encoding="utf-8"))
@@ -510,6 +510,9 @@ def test_every_documented_config_key_exists_and_composes(span: KeySpan):
     launcher = any(t.startswith("hydra.launcher.") for t in span.text.split())
     choices = [()] if "hydra/launcher=" in span.text or not launcher else []
     choices += [(f"hydra/launcher={name}",) for name in ("local", "slurm")] if launcher else []
+    # The sweeper's keys exist once a search is chosen.
+    if "hydra.sweeper." in span.text and "hparams_search=" not in span.text:
+        choices = [(*choice, "hparams_search=optuna") for choice in choices]
     configs, errors = [], []
     for choice in choices:
         try:

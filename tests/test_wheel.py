@@ -51,7 +51,7 @@ def installed(tmp_path_factory) -> dict:
     source.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, source / name)
-    for name in ("ner", "conf"):
+    for name in ("ner", "conf", "hydra_plugins"):
         shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
@@ -135,12 +135,13 @@ def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
 
     corpus = write_corpus(work / "tiny")
     run_dir = work / "runs" / "tiny"
-    run(
-        installed, "ner-train", f"data.name={corpus}", "embeddings=words",
-        "embeddings.glove.dim=8", "embeddings.char.filters=8", "model.hidden_size=8",
-        "model.num_layers=1", "elmo=fixture", "trainer.max_epochs=2", "trainer.num_threads=1",
-        "data.batch_size=8", "logger=none", "progress=false", f"hydra.run.dir={run_dir}",
-    )  # fmt: skip
+    tiny = [
+        f"data.name={corpus}", "embeddings=words", "embeddings.glove.dim=8",
+        "embeddings.char.filters=8", "model.hidden_size=8", "model.num_layers=1", "elmo=fixture",
+        "trainer.max_epochs=2", "trainer.num_threads=1", "data.batch_size=8", "logger=none",
+        "progress=false",
+    ]  # fmt: skip
+    run(installed, "ner-train", *tiny, f"hydra.run.dir={run_dir}")
     results = json.loads((run_dir / "results.json").read_text())
     assert results["epochs_run"] == 2 and results["git_commit"] is None
     assert (installed["root"] / "cache" / "ner-elmo" / "elmo_cache").is_dir()
@@ -158,3 +159,9 @@ def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
     assert (work / "layers.hdf5").stat().st_size > 0
     run(installed, "ner-report", str(work / "runs"), "--no-plots")
     assert "tiny" in (work / "runs" / "report.md").read_text()
+
+    # The search's sweeper plugin ships in the wheel (hydra_plugins/ner_sweeper).
+    run(installed, "ner-train", "-m", "hparams_search=optuna", "hydra.sweeper.n_trials=1", *tiny)
+    search = work / "multirun" / "optuna" / "tagger"
+    assert (search / "0" / "results.json").is_file() and (search / "optuna.db").is_file()
+    assert "| 1 (best) | 0 |" in run(installed, "ner-report", str(search), "--no-plots").stdout

@@ -17,6 +17,11 @@ into ``--out`` (default: the first DIR):
 the part of FILE between ``<!-- ner-report:begin -->`` and ``<!-- ner-report:end -->`` with the
 tables. Seeds run twice (the newest counts) and seeds run with different settings are reported
 as warnings, in the report and on stderr.
+
+A hyperparameter search under the DIRs (a folder with ``search.yaml``, from ``ner-train -m
+hparams_search=optuna``) is reported on its own: its trials ranked by dev F1 with their searched
+values, the best one marked and given as a ready-to-run ``ner-train`` command
+(``searches`` in ``report.json``); its trials are not pooled as seeds.
 """
 
 import argparse
@@ -29,6 +34,8 @@ from typing import Any
 
 from ner.reporting.aggregate import markdown, settings_warnings, study_json, summarize
 from ner.reporting.runs import ReportError, group_runs, load_runs
+from ner.reporting.search import Search, find_searches, load_search, search_json
+from ner.reporting.search import markdown as search_markdown
 from ner.reporting.significance import DEFAULT_RESAMPLES, compare_all
 from ner.reporting.significance import markdown as significance_markdown
 
@@ -36,16 +43,24 @@ BEGIN, END = "<!-- ner-report:begin -->", "<!-- ner-report:end -->"
 
 
 def build_report(
-    roots: Sequence[Path], out: Path, *, plots: bool = True, resamples: int = DEFAULT_RESAMPLES
+    roots: Sequence[Path],
+    out: Path,
+    *,
+    plots: bool = True,
+    resamples: int = DEFAULT_RESAMPLES,
+    searches: Sequence[Path] = (),
 ) -> tuple[
     list[dict[str, Any]], list[str], dict[str, list[tuple[str, Path]]], list[dict[str, Any]]
 ]:
     """Summaries per (corpus, variant), warnings, the plots written under ``out/plots``, and the
-    significance tests of every two variants of a corpus."""
+    significance tests of every two variants of a corpus; the runs in the `searches` folders
+    are left out (nothing to summarize is fine when there are searches)."""
     from ner.reporting.plots import corpus_plots
 
-    runs, warnings = load_runs(roots)
+    runs, warnings = load_runs(roots, exclude=searches)
     if not runs:
+        if searches:
+            return [], warnings, {}, []
         raise ReportError(f"no results.json under {', '.join(map(str, roots))}")
     groups = group_runs(runs)
     summaries = [summarize(c, v, group) for (c, v), group in groups.items()]
@@ -67,13 +82,16 @@ def render(
     figures: dict[str, list[tuple[str, Path]]],
     relative_to: Path,
     comparisons: Sequence[dict[str, Any]] = (),
+    searches: Sequence[Search] = (),
 ) -> str:
     """The Markdown report, with plot links relative to the folder of the Markdown file."""
     links = {
         corpus: [(title, Path(os.path.relpath(path, relative_to)).as_posix()) for title, path in ps]
         for corpus, ps in figures.items()
     }
-    lines = markdown(summaries, links)
+    lines = [line for search in searches for line in search_markdown(search, relative_to)]
+    if summaries:
+        lines += markdown(summaries, links)
     for corpus in sorted({c["corpus"] for c in comparisons}):
         lines += [f"### {corpus}: significance", "", *significance_markdown(comparisons, corpus)]
     if warnings:
@@ -122,13 +140,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.resamples < 1:
             raise ReportError(f"--resamples must be at least 1, got {args.resamples}")
+        search_folders = find_searches(args.dirs)
+        searches = [load_search(folder) for folder in search_folders]
         summaries, warnings, figures, comparisons = build_report(
-            args.dirs, out, plots=not args.no_plots, resamples=args.resamples
+            args.dirs,
+            out,
+            plots=not args.no_plots,
+            resamples=args.resamples,
+            searches=search_folders,
         )
         out.mkdir(parents=True, exist_ok=True)
-        report = render(summaries, warnings, figures, out, comparisons)
+        report = render(summaries, warnings, figures, out, comparisons, searches)
         (out / "report.md").write_text(report, encoding="utf-8")
-        content = {"groups": summaries, "comparisons": comparisons, "warnings": warnings}
+        content = {
+            "groups": summaries,
+            "comparisons": comparisons,
+            "warnings": warnings,
+            "searches": [search_json(search, out) for search in searches],
+        }
         (out / "report.json").write_text(json.dumps(content, indent=1), encoding="utf-8")
         if args.study_json:
             args.study_json.mkdir(parents=True, exist_ok=True)

@@ -6,18 +6,24 @@ Writes into the Hydra run dir: ``config.yaml`` (resolved), ``checkpoints/{best,l
 logging into RUN_DIR too. Ctrl-C or SIGTERM saves a checkpoint and says how to resume.
 """
 
+import logging
 import sys
 from typing import Any
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from ner.common.errors import NerError, exit_for_user
 from ner.common.memory import pin_mmap_threshold
 from ner.training.config import validate
 from ner.training.interrupt import TrainingInterrupted
+from ner.training.loop import TrainingDiverged
 from ner.training.run import train
+
+logger = logging.getLogger(__name__)
 
 
 class ValidateConfig(Callback):
@@ -40,17 +46,42 @@ class ValidateConfig(Callback):
             exit_for_user("ner-train", error)
 
 
+def in_search() -> bool:
+    """Whether this run is a trial of a sweeper that optimizes the returned value (Optuna)."""
+    if not HydraConfig.initialized():
+        return False
+    hydra_config = HydraConfig.get()
+    target = str(hydra_config.sweeper.get("_target_", ""))
+    return hydra_config.mode == RunMode.MULTIRUN and "optuna" in target.lower()
+
+
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
 def run(cfg: DictConfig) -> float:
     """Hydra entry point; returns the dev F1 (the objective for sweepers). An error the user
     can fix (`NerError`: a bad file, value or corpus) ends the run with one line and status 2,
-    inside the task, so Hydra prints no traceback; any other error keeps its traceback."""
+    inside the task, so Hydra prints no traceback; any other error keeps its traceback.
+
+    In a search, a run whose loss diverged scores 0 and the search goes on: a learning rate too
+    high for the data is a result of the search, not its end, and the sampler learns to avoid
+    it (a failed trial would teach it nothing; the trial's folder has no results.json, as for
+    any failed run)."""
     try:
         return train(cfg)["dev"]["f1"]
+    except TrainingDiverged as error:
+        if not in_search():
+            exit_for_user("ner-train", error)
+        logger.error("this trial scores dev F1 0: %s", error)
+        return 0.0
     except NerError as error:
         exit_for_user("ner-train", error)
     except TrainingInterrupted as error:
         print(f"ner-train: {error}", file=sys.stderr)
+        if in_search():
+            print(
+                "ner-train: or rerun the search's command: finished trials are kept, this one "
+                "is marked failed and the missing trials run",
+                file=sys.stderr,
+            )
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         sys.exit("ner-train: interrupted before training started or after it ended")

@@ -102,8 +102,9 @@ def _mix_setting(config: dict[str, Any], name: str) -> Any:
     return (config.get("model") or {}).get(old_key)
 
 
-def find_result_files(roots: Sequence[Path]) -> list[Path]:
-    """Every ``results.json`` under `roots` (folders searched recursively, or the files given)."""
+def find_result_files(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> list[Path]:
+    """Every ``results.json`` under `roots` (folders searched recursively, or the files given),
+    except those in the `exclude` folders."""
     files: list[Path] = []
     for root in map(Path, roots):
         if root.is_file():
@@ -112,7 +113,7 @@ def find_result_files(roots: Sequence[Path]) -> list[Path]:
             files += sorted(root.rglob(RESULTS_FILE))
         else:
             raise ReportError(f"{root}: no such file or folder")
-    return files
+    return [f for f in files if not any(f.is_relative_to(folder) for folder in exclude)]
 
 
 def load_run(path: Path) -> Run:
@@ -192,11 +193,12 @@ def differing_settings(runs: Sequence[Run]) -> dict[str, list[Any]]:
     }
 
 
-def load_runs(roots: Sequence[Path]) -> tuple[list[Run], list[str]]:
-    """All runs under `roots`, one per (corpus, variant, seed), and warnings about what was set
-    aside: when a seed was run more than once, the newest ``results.json`` is used."""
+def load_runs(roots: Sequence[Path], exclude: Sequence[Path] = ()) -> tuple[list[Run], list[str]]:
+    """All runs under `roots` but not in `exclude`, one per (corpus, variant, seed), and warnings
+    about what was set aside: when a seed was run more than once, the newest ``results.json``
+    is used."""
     by_key: dict[tuple[str, str, int], list[tuple[float, Run]]] = {}
-    for path in find_result_files(roots):
+    for path in find_result_files(roots, exclude):
         run = load_run(path)
         by_key.setdefault((run.corpus, run.variant, run.seed), []).append(
             (path.stat().st_mtime, run)

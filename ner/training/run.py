@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -147,6 +148,18 @@ def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
     return run_dir, OmegaConf.load(saved), True
 
 
+def make_logger(cfg: DictConfig) -> NullLogger:
+    """The configured experiment logger. The W&B runs of one Hydra multirun (seeds, a search)
+    share a group, the sweep folder, unless ``logger.group`` is set."""
+    if not cfg.logger:
+        return NullLogger()
+    if cfg.logger.get("group") is None and HydraConfig.initialized():
+        hydra_config = HydraConfig.get()
+        if hydra_config.mode == RunMode.MULTIRUN:
+            return instantiate(cfg.logger, group=str(hydra_config.sweep.dir))
+    return instantiate(cfg.logger)
+
+
 def train(cfg: DictConfig) -> dict[str, Any]:
     """Train, select on dev F1, evaluate the best epoch on dev and test, write the run's files.
 
@@ -158,7 +171,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     if not resuming:
         write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
     # The logger starts before seeding: W&B's start-up must not shift the training RNG streams.
-    run_logger = instantiate(cfg.logger) if cfg.logger else NullLogger()
+    run_logger = make_logger(cfg)
     resume_id = None
     if resuming:
         resume_id = load_checkpoint(run_dir / "checkpoints" / "last.pt").get("wandb_run_id")
