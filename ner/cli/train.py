@@ -42,9 +42,11 @@ class ValidateConfig(Callback):
 
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
 def run(cfg: DictConfig) -> float:
-    """Hydra entry point; returns the dev F1 (the objective for sweepers)."""
+    """Hydra entry point; returns the dev F1, or the dev accuracy for per-token labels (the
+    objective for sweepers)."""
     try:
-        return train(cfg)["dev"]["f1"]
+        results = train(cfg)
+        return results["dev"][results.get("metric", "f1")]
     except (ConfigError, TrainingDiverged, NonFiniteFeaturesError) as error:
         sys.exit(f"ner-train: {error}")
     except TrainingInterrupted as error:

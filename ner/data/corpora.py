@@ -1,4 +1,5 @@
-"""`load_corpus`: named corpora (CoNLL-2003/2002/2000), user column files and hub datasets.
+"""`load_corpus`: named corpora (CoNLL-2003/2002/2000, the PTB sample), user column files,
+CoNLL-U files and hub datasets.
 
 A user corpus is a folder with train/dev/test files found by their names, one column file (dev
 and test then carved out with ``holdout=``), or an explicit ``files={split: path}`` mapping.
@@ -21,7 +22,10 @@ from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
 from ner.data.columns import SEPARATOR_NAMES, ColumnFormat, first_width, read_column_file
+from ner.data.conllu import check_label_column, read_conllu_file
+from ner.data.labels import check_labels_option
 from ner.data.tag_schemes import SCHEMES
+from ner.data.treebank import PTB_SAMPLE_FILES, build_treebank, wsj_entries
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +42,17 @@ class NamedCorpus:
     description: str
     archive: str
     sha256: str
-    files: Mapping[str, str]  # split -> archive entry
+    files: Mapping[str, str | tuple[str, ...]]  # split -> archive entry (treebank: entries)
     columns: tuple[str, ...]
     validation_fraction: float | None = None  # carve validation from train when it has none
     nltk: bool = False
     lenient: bool = False  # default for `lenient`: repair the corpus's known tag errors
+    reader: str = "columns"  # "columns" (CoNLL column files) or "treebank" (`ner.data.treebank`)
+
+    def members(self) -> list[str]:
+        """Every archive entry the corpus reads."""
+        entries = (e for entry in self.files.values() for e in _as_tuple(entry))
+        return sorted(set(entries))
 
     def url(self, nltk_data_url: str | None = None) -> str:
         return nltk_corpus_url(self.archive, nltk_data_url) if self.nltk else self.archive
@@ -86,6 +96,16 @@ NAMED_CORPORA: dict[str, NamedCorpus] = {
         validation_fraction=0.1,
         nltk=True,
     ),
+    "ptb_sample": NamedCorpus(
+        description="Penn Treebank WSJ sample, part of speech (45 tags), nltk_data; split by "
+        "file: wsj_0001-0159 train, 0160-0179 validation, 0180-0199 test",
+        archive="treebank",
+        sha256="9da92d76c3666cfb6cddeaed0f7e86b344cce0f0928a286d439e555f19c37399",
+        files={split: wsj_entries(*numbers) for split, numbers in PTB_SAMPLE_FILES.items()},
+        columns=("tokens", "tags"),
+        nltk=True,
+        reader="treebank",
+    ),
 }
 # File-name parts (split at . _ - and spaces) that identify a split in a corpus folder:
 # eng.train / eng.testa / eng.testb, train.txt / dev.txt / test.txt, wnut17-dev.conll, ...
@@ -95,6 +115,11 @@ _SPLIT_NAMES = {
     "test": ("test", "testing", "testb"),
 }
 _NAME_PARTS = re.compile(r"[._\-\s]+")
+FORMATS = ("columns", "conllu")
+
+
+def _as_tuple(entry: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (entry,) if isinstance(entry, str) else tuple(entry)
 
 
 def load_corpus(name_or_path: str | Path | None = None, **options) -> datasets.DatasetDict:
@@ -119,6 +144,7 @@ def log_changes(info: CorpusInfo) -> None:
                 count,
                 info.origins[split],
             )
+    logger.info("%s: labels=%s (%s)", info.name, info.labels, info.labels_reason or "spans")
     if info.holdout:
         logger.info(
             "%s: %s carved from train (holdout=%s, holdout_seed=%s)",
@@ -149,6 +175,9 @@ def prepare_corpus(
     nltk_data_url: str | None = None,
     revision: str | None = None,
     hub_config: str | None = None,
+    labels: str | None = None,
+    format: str | None = None,
+    label_column: str | None = None,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """Load (and cache) a corpus, returning it with a `CorpusInfo` report.
 
@@ -170,9 +199,19 @@ def prepare_corpus(
       `validation_fraction`, `holdout`.
     - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
       sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``.
+    - `labels`: ``spans`` (chunk tags), ``tokens`` (one plain label per token, e.g. part of
+      speech; no scheme) or None to detect it (`ner.data.labels`).
+    - `format`: ``columns`` (the default) or ``conllu`` (Universal Dependencies files, a folder
+      or one file, `ner.data.conllu`).
+    - `label_column`: which column holds the labels: a CoNLL-U column (``upos``, the default,
+      ``xpos``, ``feats``, ...), or the name of another column of a named corpus or of
+      `columns` (``pos``, ``chunk``), which then replaces ``tags``.
     """
     if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
         raise ValueError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
+    labels = check_labels_option(labels)
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format={format!r}; expected one of {', '.join(FORMATS)}")
     if name_or_path is None and files is None:
         raise ValueError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
     if name_or_path is None:
@@ -182,8 +221,15 @@ def prepare_corpus(
     if lenient is None:
         lenient = bool(named and named.lenient)
     common = {"tag_scheme": tag_scheme, "lenient": lenient}
+    if labels is not None:  # detection (None) keeps the cache keys corpora always had
+        common["labels"] = labels
     carving = {"holdout": holdout, "holdout_seed": holdout_seed}
     if name.startswith("hub:"):
+        if label_column is not None or format is not None:
+            raise ValueError(
+                f"{name}: label_column and format are for files and named corpora; a hub "
+                "dataset names its label column with tag_column"
+            )
         from ner.data.hub import load_hub_corpus
 
         hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
@@ -199,7 +245,9 @@ def prepare_corpus(
     if named:
         if holdout is not None:
             raise ValueError(f"holdout: {name} has its own validation and test splits")
-        return _load_named(name, named, source, nltk_data_url, **common)
+        if format is not None:
+            raise ValueError(f"format={format}: {name} is a named corpus with its own format")
+        return _load_named(name, named, source, nltk_data_url, label_column, **common)
     if files is None:
         path = Path(name)
         files = {"train": path} if path.is_file() else find_split_files(path)
@@ -210,6 +258,27 @@ def prepare_corpus(
             f"{name}: files must map 'train' and optionally 'validation', 'test' to "
             f"paths; got {sorted(files)}"
         )
+    if format == "conllu":
+        column = check_label_column(label_column)
+        key = {
+            "files": {s: [str(p.resolve()), sha256_file(p)] for s, p in files.items()},
+            "format": {"conllu": column, "encoding": encoding},
+            "validation_fraction": validation_fraction,
+            **carving,
+            **common,
+        }
+
+        def build_conllu() -> tuple[datasets.DatasetDict, CorpusInfo]:
+            splits = {
+                s: SplitSource(read_conllu_file(files[s], column, encoding), str(files[s]))
+                for s in SPLITS
+                if s in files
+            }
+            return build_corpus(
+                name, splits, validation_fraction=validation_fraction, **carving, **common
+            )
+
+        return cached_corpus(name, key, build_conllu)
     separator = SEPARATOR_NAMES.get(separator, separator) if separator else None
     reading = {
         "separator": separator,
@@ -217,11 +286,17 @@ def prepare_corpus(
         "encoding": encoding,
         "max_sentence_tokens": max_sentence_tokens,
     }
+    if columns is None and label_column is not None:
+        raise ValueError(
+            f"{name}: label_column={label_column!r} names a column, but the columns have no "
+            "names; pass columns=[tokens, pos, tags, ...] too, or pick the column by number "
+            "with tag_column=N"
+        )
     if columns is None:
         width = first_width(files["train"], separator, docstart, encoding)
         fmt = ColumnFormat.from_indices(width, token_column, tag_column, **reading)
     else:
-        fmt = ColumnFormat(columns=tuple(columns), **reading)
+        fmt = ColumnFormat(columns=relabel(tuple(columns), label_column, name), **reading)
     key = {
         "files": {split: [str(path.resolve()), sha256_file(path)] for split, path in files.items()},
         "format": asdict(fmt),
@@ -281,17 +356,41 @@ def _build(
     return build_corpus(name, splits, validation_fraction=validation_fraction, **options)
 
 
+def relabel(columns: tuple[str, ...], label_column: str | None, name: str) -> tuple[str, ...]:
+    """`columns` with `label_column` read as ``tags`` (and the old ``tags`` column dropped);
+    unchanged when `label_column` is None or ``tags``."""
+    if label_column is None or label_column == "tags":
+        return columns
+    if label_column not in columns or label_column == "tokens":
+        others = [c for c in columns if c not in ("tokens", "_")]
+        raise ValueError(
+            f"{name}: label_column={label_column!r} is not one of its label columns "
+            f"({', '.join(others)})"
+        )
+    return tuple("tags" if c == label_column else "_" if c == "tags" else c for c in columns)
+
+
 def _load_named(
-    name: str, corpus: NamedCorpus, source: str | None, nltk_data_url: str | None, **common
+    name: str,
+    corpus: NamedCorpus,
+    source: str | None,
+    nltk_data_url: str | None,
+    label_column: str | None = None,
+    **common,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    columns = relabel(corpus.columns, label_column, name)
     key = {"corpus": name, "sha256": corpus.sha256, **common}
+    if columns != corpus.columns:  # the default reading keeps the cache key it always had
+        key["label_column"] = label_column
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
         archive = fetch(source or corpus.url(nltk_data_url), sha256=corpus.sha256, desc=name)
         folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
-        extract(archive, folder, members=sorted(set(corpus.files.values())))
+        extract(archive, folder, members=corpus.members())
+        if corpus.reader == "treebank":
+            return build_treebank(name, folder, corpus.files, **common)
         files = {split: folder / entry for split, entry in corpus.files.items()}
-        fmt = ColumnFormat(columns=corpus.columns)
+        fmt = ColumnFormat(columns=columns)
         return _build(name, files, fmt, corpus.validation_fraction, **common)
 
     return cached_corpus(name, key, build)
