@@ -25,7 +25,7 @@ for seed in $SEEDS; do
         args=("experiment=ptb_pos_$variant" "seed=$seed" "hydra.run.dir=$run")
       fi
       echo "$(date '+%F %T') start $run"
-      OMP_NUM_THREADS=1 .venv/bin/ner-train "${args[@]}" logger=none progress=false \
+      OMP_NUM_THREADS=1 .venv/bin/python -m ner.cli.train "${args[@]}" logger=none progress=false \
         trainer.num_threads=1
       echo "$(date '+%F %T') done $run"
     fi
@@ -33,4 +33,4 @@ for seed in $SEEDS; do
     cp "$run/results.json" "$run/predictions_test.txt" "$kept/"
   done
 done
-.venv/bin/ner-report "$RESULTS/runs" --out "$RESULTS/report"
+.venv/bin/python -m ner.cli.report "$RESULTS/runs" --out "$RESULTS/report"
