@@ -153,3 +153,14 @@ def test_crf_false_on_chunk_tags_is_refused(workspace, tmp_path):
     )  # fmt: skip
     assert done.returncode != 0
     assert "model.crf=false" in done.stderr and "need the CRF" in done.stderr
+
+
+@pytest.mark.slow
+def test_reevaluating_a_per_token_run_gives_its_accuracy(softmax_run, workspace, monkeypatch):
+    from ner.training.reevaluate import evaluate_run
+
+    monkeypatch.setenv("NER_DATA_DIR", workspace["env"]["NER_DATA_DIR"])
+    scores = evaluate_run(softmax_run, split="test")
+    results = json.loads((softmax_run / "results.json").read_text())
+    assert scores["accuracy"] == pytest.approx(results["test"]["accuracy"])
+    assert (softmax_run / "eval_pos_test.json").is_file()
