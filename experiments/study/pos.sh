@@ -3,7 +3,7 @@
 # Penn Treebank WSJ sample, seeds 1-3, one run at a time on one thread. Seed by seed (GloVe, then
 # ELMo ⊕ GloVe), so that a stopped study still holds whole comparisons. Resumable: a finished run
 # is skipped, a killed one continues from its last checkpoint.
-#   nohup bash experiments/study/pos.sh > outputs/pos/pos.log 2>&1 &
+#   mkdir -p outputs/pos && nohup bash experiments/study/pos.sh > outputs/pos/pos.log 2>&1 &
 # Runs go to outputs/pos/ptb_sample/<variant>/seed<S>/; each finished run's results.json and
 # predictions_test.txt (for the paired test) are copied to
 # experiments/results/pos/runs/ptb_sample/<variant>/seed<S>/, and ner-report then writes the
