@@ -259,26 +259,9 @@ def prepare_corpus(
             f"paths; got {sorted(files)}"
         )
     if format == "conllu":
-        column = check_label_column(label_column)
-        key = {
-            "files": {s: [str(p.resolve()), sha256_file(p)] for s, p in files.items()},
-            "format": {"conllu": column, "encoding": encoding},
-            "validation_fraction": validation_fraction,
-            **carving,
-            **common,
-        }
-
-        def build_conllu() -> tuple[datasets.DatasetDict, CorpusInfo]:
-            splits = {
-                s: SplitSource(read_conllu_file(files[s], column, encoding), str(files[s]))
-                for s in SPLITS
-                if s in files
-            }
-            return build_corpus(
-                name, splits, validation_fraction=validation_fraction, **carving, **common
-            )
-
-        return cached_corpus(name, key, build_conllu)
+        reading = {"label_column": label_column, "encoding": encoding}
+        splitting = {"validation_fraction": validation_fraction, **carving}
+        return _load_conllu(name, files, reading, splitting, common)
     separator = SEPARATOR_NAMES.get(separator, separator) if separator else None
     reading = {
         "separator": separator,
@@ -354,6 +337,29 @@ def _build(
         s: SplitSource(read_column_file(files[s], fmt), str(files[s])) for s in SPLITS if s in files
     }
     return build_corpus(name, splits, validation_fraction=validation_fraction, **options)
+
+
+def _load_conllu(
+    name: str, files: Mapping[str, Path], reading: dict, splitting: dict, common: dict
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """A corpus of CoNLL-U files (`ner.data.conllu`), cached like column files; `reading`:
+    ``label_column`` and ``encoding``; `splitting` and `common`: `build_corpus` options."""
+    column = check_label_column(reading["label_column"])
+    key = {
+        "files": {s: [str(p.resolve()), sha256_file(p)] for s, p in files.items()},
+        "format": {"conllu": column, "encoding": reading["encoding"]},
+        **splitting,
+        **common,
+    }
+
+    def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
+        splits = {
+            s: SplitSource(read_conllu_file(p, column, reading["encoding"]), str(p))
+            for s, p in files.items()
+        }
+        return build_corpus(name, splits, **splitting, **common)
+
+    return cached_corpus(name, key, build)
 
 
 def relabel(columns: tuple[str, ...], label_column: str | None, name: str) -> tuple[str, ...]:

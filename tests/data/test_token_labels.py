@@ -206,6 +206,7 @@ def test_ptb_sample_splits_by_file(tmp_path, isolated_data_dir, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.mirror
 def test_ptb_sample_from_nltk_data():
     corpus, info = prepare_corpus("ptb_sample")
     assert info.sentences == {"train": 3396, "validation": 273, "test": 245}
@@ -215,6 +216,7 @@ def test_ptb_sample_from_nltk_data():
 
 
 @pytest.mark.slow
+@pytest.mark.mirror
 def test_pos_column_of_conll2000():
     corpus, info = prepare_corpus("conll2000", label_column="pos")
     assert info.labels == "tokens" and info.sentences["train"] == 8042
