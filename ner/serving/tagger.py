@@ -379,24 +379,19 @@ class Tagger:
                     batch.mask,
                     *(s.double() for s in self.model.crf.constrained_scores()),
                 )
-                decoded = (
-                    self._token_labels(
-                        paths.cpu().numpy(),
-                        posterior.token_marginals().gather(2, paths.unsqueeze(2)).squeeze(2),
-                        lengths,
-                    )
-                    if self.labels == TOKENS
-                    else self._decode(posterior, paths.cpu().numpy(), lengths)
-                )
+                if self.labels == TOKENS:  # each decoded label's marginal probability
+                    chosen = posterior.token_marginals().gather(2, paths.unsqueeze(2))[:, :, 0]
+                    decoded = self._token_labels(paths.cpu().numpy(), chosen.cpu().numpy(), lengths)
+                else:
+                    decoded = self._decode(posterior, paths.cpu().numpy(), lengths)
             for index, tagged in zip(rows, decoded, strict=True):
                 results[index] = tagged
         return results  # type: ignore[return-value]
 
     def _token_labels(
-        self, paths: np.ndarray, confidences: np.ndarray | torch.Tensor, lengths: list[int]
+        self, paths: np.ndarray, confidences: np.ndarray, lengths: list[int]
     ) -> list[TaggedSentence]:
         """Per-token labels of a decoded batch: paths (B, T) label ids, confidences (B, T)."""
-        confidences = np.asarray(confidences.cpu() if torch.is_tensor(confidences) else confidences)
         return [
             TaggedSentence(
                 [self.model.tags[i] for i in paths[row, :length]],
