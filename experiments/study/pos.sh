@@ -6,8 +6,9 @@
 # runs one variant only, e.g. to run the two variants side by side as two runners, one thread
 # each.
 #   mkdir -p outputs/pos && nohup bash experiments/study/pos.sh > outputs/pos/pos.log 2>&1 &
-# Runs go to outputs/pos/ptb_sample/<variant>/seed<S>/; each finished run's results.json and
-# predictions_test.txt (for the paired test) are copied to
+# Runs go to outputs/pos/ptb_sample/<variant>/seed<S>/; each finished run's results.json (paths
+# made relative, the biLM's sha256 recorded: publish_run.py) and predictions_test.txt (for the
+# paired test) are copied to
 # experiments/results/pos/runs/ptb_sample/<variant>/seed<S>/, and ner-report then writes the
 # tables (mean ± std, significance, mix weights) into experiments/results/pos/report/.
 set -euo pipefail
@@ -32,8 +33,7 @@ for seed in $SEEDS; do
         trainer.num_threads=1
       echo "$(date '+%F %T') done $run"
     fi
-    mkdir -p "$kept"
-    cp "$run/results.json" "$run/predictions_test.txt" "$kept/"
+    .venv/bin/python experiments/study/publish_run.py "$run" "$kept"
   done
 done
 .venv/bin/python -m ner.cli.report "$RESULTS/runs" --out "$RESULTS/report"
