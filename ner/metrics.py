@@ -1,11 +1,12 @@
-"""Span-level precision/recall/F1 with seqeval: conlleval-compatible by default, strict on request.
+"""Span-level precision/recall/F1 with seqeval: conlleval-compatible by default, strict on request;
+token accuracy for per-token labels (part of speech and the like).
 
 Default mode reads chunks the way conlleval.pl does (an ``I-X`` after ``O`` opens a chunk), so it
 scores IOB1, IOB2 and BIOES files alike. Strict mode only counts chunks that are well formed in
 the given scheme. All figures are percentages.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 import numpy as np
@@ -114,3 +115,55 @@ def evaluate_tags(
     scores = span_scores(gold, predicted)
     scores["strict"] = span_scores(gold, predicted, strict=True, scheme=scheme)
     return scores
+
+
+def token_scores(
+    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]], *, top_errors: int = 20
+) -> dict:
+    """Token accuracy (percent) for per-token labels, with precision/recall/F1 per label and the
+    most frequent confusions.
+
+    Returns ``{"accuracy", "correct", "support" (tokens), "per_label": {label: {"precision",
+    "recall", "f1", "support"}}, "confusions": [{"gold", "predicted", "count"}, ...]}``; the
+    confusions are the `top_errors` most frequent (gold, predicted) pairs that differ, most
+    frequent first (ties by label). A label's support is its gold count.
+    """
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted ones")
+    pairs: Counter[tuple[str, str]] = Counter()
+    for index, (g, p) in enumerate(zip(gold, predicted, strict=True)):
+        if len(g) != len(p):
+            raise ValueError(f"sentence {index}: {len(g)} gold tags but {len(p)} predicted ones")
+        pairs.update(zip(g, p, strict=True))
+    total = sum(pairs.values())
+    correct = sum(count for (g, p), count in pairs.items() if g == p)
+    gold_counts: Counter[str] = Counter()
+    predicted_counts: Counter[str] = Counter()
+    for (g, p), count in pairs.items():
+        gold_counts[g] += count
+        predicted_counts[p] += count
+    per_label = {}
+    for label in sorted(set(gold_counts) | set(predicted_counts)):
+        hits = pairs[label, label]
+        precision = hits / predicted_counts[label] if predicted_counts[label] else 0.0
+        recall = hits / gold_counts[label] if gold_counts[label] else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        per_label[label] = {
+            "precision": 100.0 * precision,
+            "recall": 100.0 * recall,
+            "f1": 100.0 * f1,
+            "support": gold_counts[label],
+        }
+    errors = sorted(
+        ((count, g, p) for (g, p), count in pairs.items() if g != p),
+        key=lambda item: (-item[0], item[1], item[2]),
+    )
+    return {
+        "accuracy": 100.0 * correct / total if total else 0.0,
+        "correct": correct,
+        "support": total,
+        "per_label": per_label,
+        "confusions": [
+            {"gold": g, "predicted": p, "count": count} for count, g, p in errors[:top_errors]
+        ],
+    }

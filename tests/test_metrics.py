@@ -84,3 +84,23 @@ def test_default_mode_equals_seqevals_classification_report_bit_for_bit(sentence
         assert row["recall"] == 100.0 * float(wanted["recall"])
         assert row["f1"] == 100.0 * float(wanted["f1-score"])
         assert row["support"] == int(wanted["support"])
+
+
+def test_token_scores_accuracy_per_label_and_confusions():
+    from ner.metrics import token_scores
+
+    gold = [["DT", "NN", "VBZ"], ["DT", "JJ", "NN", "."]]
+    predicted = [["DT", "NN", "NN"], ["DT", "NN", "NN", "."]]
+    scores = token_scores(gold, predicted)
+    assert scores["accuracy"] == pytest.approx(100 * 5 / 7)
+    assert (scores["correct"], scores["support"]) == (5, 7)
+    nn = scores["per_label"]["NN"]  # 2 right of 4 predicted, both gold NN found
+    assert (nn["precision"], nn["recall"], nn["support"]) == (50.0, 100.0, 2)
+    assert nn["f1"] == pytest.approx(200 / 3)
+    assert scores["per_label"]["VBZ"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1}
+    assert scores["confusions"] == [
+        {"gold": "JJ", "predicted": "NN", "count": 1},
+        {"gold": "VBZ", "predicted": "NN", "count": 1},
+    ]
+    with pytest.raises(ValueError, match="sentence 1: 4 gold tags but 3 predicted"):
+        token_scores(gold, [predicted[0], predicted[1][:3]])

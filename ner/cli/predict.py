@@ -16,6 +16,10 @@ predicted-tag column, conlleval's layout); ``html`` writes one self-contained pa
 line's entities highlighted (one colour per type, confidence on hover, a legend), the rendering
 of the ``ner-serve`` page, readable offline.
 
+A model of per-token labels (part of speech) finds no entities: its jsonl tokens carry their
+``tag`` and ``confidence`` (the label's probability), the ``conll`` column is the label, the html
+page shows each label under its token, and gold-labelled CoNLL input is scored by token accuracy.
+
 Bad input never stops the run: a line that is not valid text in ``--encoding`` or holds NUL bytes
 (binary data) gets an ``{"line": n, "error": ...}`` record and a warning, and the rest is tagged.
 Text input is read and written in chunks of ``--chunk-lines`` lines, so it streams from stdin.
@@ -195,7 +199,8 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
 
     items = list(read_conll(lines))
     sentences = [item for item in items if isinstance(item, ConllSentence)]
-    not_a_tag = _first_non_tag(sentences)
+    per_token = tagger.labels == "tokens"
+    not_a_tag = None if per_token else _first_non_tag(sentences)
     if not_a_tag is not None:
         number, value = not_a_tag
         _warn(
@@ -207,7 +212,7 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
     gold = [s.gold for s in sentences]
     scored = bool(sentences) and all(g is not None for g in gold)
     gold_scheme = None
-    if scored:
+    if scored and not per_token:
         try:
             gold_scheme = detect_scheme(gold)  # type: ignore[arg-type]
         except TagSchemeError as error:
@@ -239,7 +244,9 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
                 for raw, tag in zip(item.lines, result.tags, strict=True):
                     out.write(f"{raw}\t{tag}\n")
                 out.write("\n")
-    if scored:
+    if scored and per_token:
+        _score_labels(gold, predicted, args)  # type: ignore[arg-type]
+    elif scored:
         strict_ok = gold_scheme == tagger.tag_scheme
         scores = (
             evaluate_tags(gold, predicted, gold_scheme)  # type: ignore[arg-type]
@@ -261,6 +268,23 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
     return skipped
 
 
+def _score_labels(gold: list[list[str]], predicted: list[list[str]], args: argparse.Namespace):
+    """Token accuracy of per-token labels against the gold column, printed and (``--scores``)
+    written."""
+    from ner.metrics import token_scores
+
+    scores = token_scores(gold, predicted)
+    scores["sentences"] = len(gold)
+    print(
+        f"ner-predict: {len(gold)} sentences scored: token accuracy {scores['accuracy']:.2f} "
+        f"({scores['correct']} of {scores['support']} tokens)",
+        file=sys.stderr,
+    )
+    if args.scores:
+        with open(args.scores, "w", encoding="utf-8") as file:
+            json.dump(scores, file, indent=2)
+
+
 def write_html(tagger: Any, jsonl: str, args: argparse.Namespace, out: IO[str]) -> None:
     """The jsonl records (error records left out: they were warned about) as one HTML page."""
     from ner.data.tag_schemes import split_tag
@@ -269,9 +293,13 @@ def write_html(tagger: Any, jsonl: str, args: argparse.Namespace, out: IO[str]) 
     # Split at "\n" only: JSON escapes it in strings, but not U+2028, U+0085 and the other
     # characters that `str.splitlines` also breaks at.
     records = [json.loads(line) for line in jsonl.split("\n") if line]
+    kept = [r for r in records if "error" not in r]
+    source = "standard input" if args.input == "-" else Path(args.input).name
+    if tagger.labels == "tokens":
+        out.write(html_document(kept, list(tagger.model.tags), f"Labels of {source}", "tokens"))
+        return
     labels = sorted({split_tag(tag)[1] for tag in tagger.model.tags if tag != "O"})
-    title = "Entities in " + ("standard input" if args.input == "-" else Path(args.input).name)
-    out.write(html_document([r for r in records if "error" not in r], labels, title))
+    out.write(html_document(kept, labels, f"Entities in {source}"))
 
 
 def parser() -> argparse.ArgumentParser:

@@ -57,20 +57,22 @@ def in_search() -> bool:
 
 @hydra.main(version_base="1.3", config_path="pkg://ner.conf", config_name="train")
 def run(cfg: DictConfig) -> float:
-    """Hydra entry point; returns the dev F1 (the objective for sweepers). An error the user
-    can fix (`NerError`: a bad file, value or corpus) ends the run with one line and status 2,
-    inside the task, so Hydra prints no traceback; any other error keeps its traceback.
+    """Hydra entry point; returns the dev F1, or the dev accuracy for per-token labels (the
+    objective for sweepers). An error the user can fix (`NerError`: a bad file, value or corpus)
+    ends the run with one line and status 2, inside the task, so Hydra prints no traceback; any
+    other error keeps its traceback.
 
     In a search, a run whose loss diverged scores 0 and the search goes on: a learning rate too
     high for the data is a result of the search, not its end, and the sampler learns to avoid
     it (a failed trial would teach it nothing; the trial's folder has no results.json, as for
     any failed run)."""
     try:
-        return train(cfg)["dev"]["f1"]
+        results = train(cfg)
+        return results["dev"][results.get("metric", "f1")]
     except TrainingDiverged as error:
         if not in_search():
             exit_for_user("ner-train", error)
-        logger.error("this trial scores dev F1 0: %s", error)
+        logger.error("this trial scores 0: %s", error)
         return 0.0
     except NerError as error:
         exit_for_user("ner-train", error)

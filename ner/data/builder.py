@@ -11,6 +11,7 @@ import datasets
 
 from ner.common.errors import InputError
 from ner.data.columns import ColumnFormatError, Sentence
+from ner.data.labels import SPANS, TOKENS, check_labels_option, detect_labels
 from ner.data.subsets import holdout_splits
 from ner.data.tag_schemes import (
     OUTSIDE,
@@ -38,7 +39,9 @@ class SplitSource:
 class CorpusInfo:
     """What preparing a corpus found: the source scheme, the output scheme, repairs, sizes,
     empty sentences dropped per split, and the held-out splits carved from train (`holdout`:
-    fraction, seed and the carved split names; None when the corpus has all three)."""
+    fraction, seed and the carved split names; None when the corpus has all three). `labels`
+    is ``spans`` (chunk tags) or ``tokens`` (one plain label per token, whose schemes are then
+    ``tokens``), and `labels_reason` says why (the option, or what detection found)."""
 
     name: str
     source_scheme: str
@@ -49,6 +52,8 @@ class CorpusInfo:
     origins: dict[str, str] = field(default_factory=dict)
     dropped_empty: dict[str, int] = field(default_factory=dict)
     holdout: dict | None = None
+    labels: str = SPANS
+    labels_reason: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -74,7 +79,28 @@ def _check_prefixes(splits: dict[str, SplitSource]) -> None:
                 except TagSchemeError as error:
                     raise ColumnFormatError(
                         _located(error, source.origin, sentence, position)
+                        + " (for one plain label per token, e.g. part of speech, pass "
+                        "labels=tokens)"
                     ) from None
+
+
+def _label_mode(
+    splits: dict[str, SplitSource], labels: str | None, tag_scheme: str | None
+) -> tuple[str, str]:
+    """The corpus's label mode and why: the `labels` option, or `detect_labels`."""
+    labels = check_labels_option(labels)
+    if labels is None:
+        sequences = (s.fields["tags"] for src in splits.values() for s in src.sentences)
+        labels, reason = detect_labels(sequences)
+        reason = f"detected: {reason}"
+    else:
+        reason = f"labels={labels}"
+    if labels == TOKENS and tag_scheme is not None:
+        raise ValueError(
+            f"tag_scheme={tag_scheme}: per-token labels ({reason}) have no chunk scheme to "
+            "convert; leave tag_scheme unset, or pass labels=spans for chunk tags"
+        )
+    return labels, reason
 
 
 def drop_empty(splits: dict[str, SplitSource]) -> dict[str, int]:
@@ -143,19 +169,27 @@ def build_corpus(
     validation_fraction: float | None = None,
     holdout: float | None = None,
     holdout_seed: int = 0,
+    labels: str | None = None,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    """Drop empty sentences, complete the splits (see `complete_splits`), validate, repair (if
-    `lenient`), convert (if `tag_scheme`) and pack into Arrow."""
+    """Drop empty sentences, complete the splits (see `complete_splits`), decide the label mode
+    (`labels`: ``spans``, ``tokens`` or None to detect, `ner.data.labels`), then for chunk tags
+    validate, repair (if `lenient`) and convert (if `tag_scheme`), and pack into Arrow.
+    Per-token labels are kept as they are, sorted by name."""
     dropped = drop_empty(splits)
     splits, carved = complete_splits(name, splits, validation_fraction, holdout, holdout_seed)
-    _check_prefixes(splits)
-    source_scheme = guess_scheme(s.fields["tags"] for src in splits.values() for s in src.sentences)
-    target = (tag_scheme or source_scheme).lower()
+    mode, reason = _label_mode(splits, labels, tag_scheme)
+    if mode == SPANS:
+        _check_prefixes(splits)
+        sequences = (s.fields["tags"] for src in splits.values() for s in src.sentences)
+        source_scheme = guess_scheme(sequences)
+        target = (tag_scheme or source_scheme).lower()
+    else:
+        source_scheme = target = TOKENS
     repairs: dict[str, int] = {}
     columns: dict[str, dict[str, list]] = {}
     for split, source in splits.items():
         repairs[split] = 0
-        for sentence in source.sentences:
+        for sentence in source.sentences if mode == SPANS else ():
             tags = sentence.fields["tags"]
             try:
                 tags_to_spans(tags, source_scheme)
@@ -172,16 +206,15 @@ def build_corpus(
         columns[split] = {key: [s.fields[key] for s in source.sentences] for key in first.fields}
         columns[split]["document_id"] = [s.document_id for s in source.sentences]
 
-    labels = sorted(
-        {t for c in columns.values() for tags in c["tags"] for t in tags}, key=label_order
-    )
+    found = {t for c in columns.values() for tags in c["tags"] for t in tags}
+    ordered = sorted(found, key=label_order) if mode == SPANS else sorted(found)
     names = list(columns[next(iter(columns))])
     features = datasets.Features(
         {
             key: datasets.Value("int32")
             if key == "document_id"
             else datasets.Sequence(
-                datasets.ClassLabel(names=labels) if key == "tags" else datasets.Value("string")
+                datasets.ClassLabel(names=ordered) if key == "tags" else datasets.Value("string")
             )
             for key in ["tokens", "tags", *(k for k in names if k not in ("tokens", "tags"))]
         }
@@ -202,5 +235,7 @@ def build_corpus(
         origins={split: src.origin for split, src in splits.items()},
         dropped_empty={split: dropped.get(split, 0) for split in splits},
         holdout=carved,
+        labels=mode,
+        labels_reason=reason,
     )
     return dataset, info

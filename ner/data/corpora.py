@@ -1,4 +1,5 @@
-"""`load_corpus`: named corpora (CoNLL-2003/2002/2000), user column files and hub datasets.
+"""`load_corpus`: named corpora (CoNLL-2003/2002/2000, the PTB sample), user column files,
+CoNLL-U files and hub datasets.
 
 A user corpus is a folder with train/dev/test files found by their names, one column file (dev
 and test then carved out with ``holdout=``), or an explicit ``files={split: path}`` mapping.
@@ -23,7 +24,10 @@ from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
 from ner.data.columns import SEPARATOR_NAMES, ColumnFormat, first_width, read_column_file
+from ner.data.conllu import check_label_column, read_conllu_file
+from ner.data.labels import check_labels_option
 from ner.data.tag_schemes import SCHEMES
+from ner.data.treebank import PTB_SAMPLE_FILES, build_treebank, wsj_entries
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +44,17 @@ class NamedCorpus:
     description: str
     archive: str
     sha256: str
-    files: Mapping[str, str]  # split -> archive entry
+    files: Mapping[str, str | tuple[str, ...]]  # split -> archive entry (treebank: entries)
     columns: tuple[str, ...]
     validation_fraction: float | None = None  # carve validation from train when it has none
     nltk: bool = False
     lenient: bool = False  # default for `lenient`: repair the corpus's known tag errors
+    reader: str = "columns"  # "columns" (CoNLL column files) or "treebank" (`ner.data.treebank`)
+
+    def members(self) -> list[str]:
+        """Every archive entry the corpus reads."""
+        entries = (e for entry in self.files.values() for e in _as_tuple(entry))
+        return sorted(set(entries))
 
     def url(self, nltk_data_url: str | None = None) -> str:
         return nltk_corpus_url(self.archive, nltk_data_url) if self.nltk else self.archive
@@ -88,6 +98,16 @@ NAMED_CORPORA: dict[str, NamedCorpus] = {
         validation_fraction=0.1,
         nltk=True,
     ),
+    "ptb_sample": NamedCorpus(
+        description="Penn Treebank WSJ sample, part of speech (45 tags), nltk_data; split by "
+        "file: wsj_0001-0159 train, 0160-0179 validation, 0180-0199 test",
+        archive="treebank",
+        sha256="9da92d76c3666cfb6cddeaed0f7e86b344cce0f0928a286d439e555f19c37399",
+        files={split: wsj_entries(*numbers) for split, numbers in PTB_SAMPLE_FILES.items()},
+        columns=("tokens", "tags"),
+        nltk=True,
+        reader="treebank",
+    ),
 }
 # File-name parts (split at . _ - and spaces) that identify a split in a corpus folder:
 # eng.train / eng.testa / eng.testb, train.txt / dev.txt / test.txt, wnut17-dev.conll, ...
@@ -97,6 +117,11 @@ _SPLIT_NAMES = {
     "test": ("test", "testing", "testb"),
 }
 _NAME_PARTS = re.compile(r"[._\-\s]+")
+FORMATS = ("columns", "conllu")
+
+
+def _as_tuple(entry: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (entry,) if isinstance(entry, str) else tuple(entry)
 
 
 def load_corpus(name_or_path: str | Path | None = None, **options) -> datasets.DatasetDict:
@@ -121,6 +146,7 @@ def log_changes(info: CorpusInfo) -> None:
                 count,
                 info.origins[split],
             )
+    logger.info("%s: labels=%s (%s)", info.name, info.labels, info.labels_reason or "spans")
     if info.holdout:
         logger.info(
             "%s: %s carved from train (holdout=%s, holdout_seed=%s)",
@@ -151,6 +177,9 @@ def prepare_corpus(
     nltk_data_url: str | None = None,
     revision: str | None = None,
     hub_config: str | None = None,
+    labels: str | None = None,
+    format: str | None = None,
+    label_column: str | None = None,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """Load (and cache) a corpus, returning it with a `CorpusInfo` report.
 
@@ -174,6 +203,13 @@ def prepare_corpus(
       sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``;
       `max_sentence_tokens`; `validation_fraction` for a corpus without a validation split
       (conll2000: 0.1 unless given).
+    - `labels`: ``spans`` (chunk tags), ``tokens`` (one plain label per token, e.g. part of
+      speech; no scheme) or None to detect it (`ner.data.labels`).
+    - `format`: ``columns`` (the default) or ``conllu`` (Universal Dependencies files, a folder
+      or one file, `ner.data.conllu`).
+    - `label_column`: which column holds the labels: a CoNLL-U column (``upos``, the default,
+      ``xpos``, ``feats``, ...), or the name of another column of a named corpus or of
+      `columns` (``pos``, ``chunk``), which then replaces ``tags``.
 
     An option the kind of corpus does not read (say `encoding` with a named corpus, whose files
     have a fixed format) is an error naming the option and the corpus, never silently dropped.
@@ -181,6 +217,9 @@ def prepare_corpus(
     given = {k: v for k, v in locals().items() if k != "name_or_path"}  # before any assignment
     if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
         raise InputError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
+    labels = check_labels_option(labels)
+    if format is not None and format not in FORMATS:
+        raise InputError(f"unknown format={format!r}; expected one of {', '.join(FORMATS)}")
     if name_or_path is None and files is None:
         raise InputError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
     if name_or_path is None:
@@ -190,6 +229,8 @@ def prepare_corpus(
     if lenient is None:
         lenient = bool(named and named.lenient)
     common = {"tag_scheme": tag_scheme, "lenient": lenient}
+    if labels is not None:  # detection (None) keeps the cache keys corpora always had
+        common["labels"] = labels
     carving = {"holdout": holdout, "holdout_seed": holdout_seed}
     kind = "hub" if name.startswith("hub:") else "named" if named else "files"
     refuse_unused(kind, name, given)
@@ -220,11 +261,14 @@ def prepare_corpus(
             raise InputError(
                 f"validation_fraction={validation_fraction}: {name} has its own validation split"
             )
+        if format is not None:
+            raise InputError(f"format={format}: {name} is a named corpus with its own format")
         return _load_named(
             name,
             named,
             source,
             nltk_data_url,
+            label_column,
             validation_fraction=validation_fraction,
             max_sentence_tokens=max_sentence_tokens,
             **common,
@@ -239,6 +283,10 @@ def prepare_corpus(
             f"{name}: files must map 'train' and optionally 'validation', 'test' to "
             f"paths; got {sorted(files)}"
         )
+    if format == "conllu":
+        reading = {"label_column": label_column, "encoding": encoding}
+        splitting = {"validation_fraction": validation_fraction, **carving}
+        return _load_conllu(name, files, reading, splitting, common)
     separator = SEPARATOR_NAMES.get(separator, separator) if separator else None
     reading = {
         "separator": separator,
@@ -246,11 +294,17 @@ def prepare_corpus(
         "encoding": encoding,
         "max_sentence_tokens": max_sentence_tokens,
     }
+    if columns is None and label_column is not None:
+        raise InputError(
+            f"{name}: label_column={label_column!r} names a column, but the columns have no "
+            "names; pass columns=[tokens, pos, tags, ...] too, or pick the column by number "
+            "with tag_column=N"
+        )
     if columns is None:
         width = first_width(files["train"], separator, docstart, encoding)
         fmt = ColumnFormat.from_indices(width, token_column, tag_column, **reading)
     else:
-        fmt = ColumnFormat(columns=tuple(columns), **reading)
+        fmt = ColumnFormat(columns=relabel(tuple(columns), label_column, name), **reading)
     key = {
         "files": {split: [str(path.resolve()), sha256_file(path)] for split, path in files.items()},
         "format": asdict(fmt),
@@ -265,7 +319,15 @@ def prepare_corpus(
 
 # The options each kind of corpus reads besides tag_scheme and lenient (which all read).
 _READS = {
-    "named": {"source", "nltk_data_url", "max_sentence_tokens", "validation_fraction", "holdout"},
+    "named": {
+        "source",
+        "nltk_data_url",
+        "max_sentence_tokens",
+        "validation_fraction",
+        "holdout",
+        "label_column",
+        "format",
+    },
     "hub": {
         "revision",
         "hub_config",
@@ -276,6 +338,8 @@ _READS = {
     },
     "files": {
         "files",
+        "format",
+        "label_column",
         "columns",
         "token_column",
         "tag_column",
@@ -298,7 +362,7 @@ _KINDS = {
 def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
     """Raise `ValueError` naming the first option in `given` (prepare_corpus's arguments) that
     is set away from its default but that a corpus of `kind` would not read."""
-    reads = _READS[kind] | {"tag_scheme", "lenient"}
+    reads = _READS[kind] | {"tag_scheme", "lenient", "labels"}
     for option, value in given.items():
         if option not in reads and value != _DEFAULTS[option]:
             raise InputError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
@@ -351,23 +415,64 @@ def _build(
     return build_corpus(name, splits, validation_fraction=validation_fraction, **options)
 
 
+def _load_conllu(
+    name: str, files: Mapping[str, Path], reading: dict, splitting: dict, common: dict
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """A corpus of CoNLL-U files (`ner.data.conllu`), cached like column files; `reading`:
+    ``label_column`` and ``encoding``; `splitting` and `common`: `build_corpus` options."""
+    column = check_label_column(reading["label_column"])
+    key = {
+        "files": {s: [str(p.resolve()), sha256_file(p)] for s, p in files.items()},
+        "format": {"conllu": column, "encoding": reading["encoding"]},
+        **splitting,
+        **common,
+    }
+
+    def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
+        splits = {
+            s: SplitSource(read_conllu_file(p, column, reading["encoding"]), str(p))
+            for s, p in files.items()
+        }
+        return build_corpus(name, splits, **splitting, **common)
+
+    return cached_corpus(name, key, build)
+
+
+def relabel(columns: tuple[str, ...], label_column: str | None, name: str) -> tuple[str, ...]:
+    """`columns` with `label_column` read as ``tags`` (and the old ``tags`` column dropped);
+    unchanged when `label_column` is None or ``tags``."""
+    if label_column is None or label_column == "tags":
+        return columns
+    if label_column not in columns or label_column == "tokens":
+        others = [c for c in columns if c not in ("tokens", "_")]
+        raise InputError(
+            f"{name}: label_column={label_column!r} is not one of its label columns "
+            f"({', '.join(others)})"
+        )
+    return tuple("tags" if c == label_column else "_" if c == "tags" else c for c in columns)
+
+
 def _load_named(
     name: str,
     corpus: NamedCorpus,
     source: str | None,
     nltk_data_url: str | None,
+    label_column: str | None,
     *,
     validation_fraction: float | None,
     max_sentence_tokens: int | None,
     **common,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    """The named corpus from its pinned archive, with `validation_fraction` (None: the corpus's
-    own) and `max_sentence_tokens` applied."""
+    """The named corpus from its pinned archive, with `label_column` read as its labels,
+    `validation_fraction` (None: the corpus's own) and `max_sentence_tokens` applied."""
+    columns = relabel(corpus.columns, label_column, name)
     fraction = corpus.validation_fraction if validation_fraction is None else validation_fraction
-    fmt = ColumnFormat(columns=corpus.columns, max_sentence_tokens=max_sentence_tokens)
+    fmt = ColumnFormat(columns=columns, max_sentence_tokens=max_sentence_tokens)
     key = {"corpus": name, "sha256": corpus.sha256, **common}
     # Settings away from the corpus's defaults join the key; the defaults leave it (and the
     # corpora already prepared) as it was.
+    if columns != corpus.columns:
+        key["label_column"] = label_column
     if fraction != corpus.validation_fraction:
         key["validation_fraction"] = fraction
     if max_sentence_tokens != _DEFAULTS["max_sentence_tokens"]:
@@ -376,7 +481,9 @@ def _load_named(
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
         archive = fetch(source or corpus.url(nltk_data_url), sha256=corpus.sha256, desc=name)
         folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
-        extract(archive, folder, members=sorted(set(corpus.files.values())))
+        extract(archive, folder, members=corpus.members())
+        if corpus.reader == "treebank":
+            return build_treebank(name, folder, corpus.files, **common)
         files = {split: folder / entry for split, entry in corpus.files.items()}
         return _build(name, files, fmt, fraction, **common)
 

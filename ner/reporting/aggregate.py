@@ -1,11 +1,17 @@
-"""Seed statistics per (corpus, variant): mean ± sample std of dev/test F1, per-type test F1,
-epochs, time and ELMo mix weights, as JSON-ready dicts and Markdown tables."""
+"""Seed statistics per (corpus, variant): mean ± sample std of dev/test F1 (token accuracy for
+per-token labels), per-type (per-label) test F1, epochs, time and ELMo mix weights, as JSON-ready
+dicts and Markdown tables.
+
+A group's ``metric`` is ``f1`` or ``accuracy``; its scores are under ``dev_<metric>``,
+``test_<metric>`` and ``dev_<metric>_per_epoch``."""
 
 import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from ner.reporting.runs import Run, differing_settings
+from ner.reporting.runs import Run, differing_settings, metric
+
+METRIC_NAMES = {"f1": "F1", "accuracy": "accuracy"}
 
 
 def stats(values: Sequence[float | None]) -> dict[str, Any]:
@@ -47,11 +53,13 @@ def run_seconds(times: dict[str, float]) -> float | None:
 
 def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
     """Everything the tables and plots show for one group of seeds."""
-    types = sorted({name for run in runs for name in run.results["test"].get("per_type", {})})
+    score = metric(runs[0].results)
+    rows = "per_label" if score == "accuracy" else "per_type"
+    types = sorted({name for run in runs for name in run.results["test"].get(rows, {})})
     per_type = {
         name: stats(
-            [run.results["test"]["per_type"][name]["f1"] for run in runs]
-            if all(name in run.results["test"].get("per_type", {}) for run in runs)
+            [run.results["test"][rows][name]["f1"] for run in runs]
+            if all(name in run.results["test"].get(rows, {}) for run in runs)
             else []
         )
         for name in types
@@ -63,8 +71,9 @@ def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
         "variant": variant,
         "seeds": [run.seed for run in runs],
         "runs": [str(run.directory) for run in runs],
-        "dev_f1": stats([run.results["dev"]["f1"] for run in runs]),
-        "test_f1": stats([run.results["test"]["f1"] for run in runs]),
+        "metric": score,
+        f"dev_{score}": stats([run.results["dev"][score] for run in runs]),
+        f"test_{score}": stats([run.results["test"][score] for run in runs]),
         "test_f1_strict": stats(strict),
         "per_type_test_f1": per_type,
         "best_epoch": stats([run.results["best_epoch"] for run in runs]),
@@ -75,7 +84,9 @@ def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
         ),
         "mix": _mix(runs),
         # None for the epochs without a dev score (trainer.eval_every > 1).
-        "dev_f1_per_epoch": [[h.get("dev/f1") for h in run.results["history"]] for run in runs],
+        f"dev_{score}_per_epoch": [
+            [h.get(f"dev/{score}") for h in run.results["history"]] for run in runs
+        ],
         # Seeds whose dev F1 was still improving when max_epochs ended them.
         "still_improving_seeds": [
             run.seed
@@ -89,12 +100,17 @@ def summarize(corpus: str, variant: str, runs: Sequence[Run]) -> dict[str, Any]:
 
 def study_json(summaries: Sequence[dict[str, Any]], corpus: str) -> dict[str, Any]:
     """The study file of one corpus: ``{"variants": {name: {"test_f1", "dev_f1", "seeds"}}}``
-    with F1 in percent, one entry per seed in seed order."""
+    with F1 (``test_accuracy``, ``dev_accuracy`` for per-token labels) in percent, one entry per
+    seed in seed order."""
     return {
         "variants": {
             summary["variant"]: {
-                "test_f1": [round(v, 4) for v in summary["test_f1"]["values"]],
-                "dev_f1": [round(v, 4) for v in summary["dev_f1"]["values"]],
+                **{
+                    f"{split}_{summary['metric']}": [
+                        round(v, 4) for v in summary[f"{split}_{summary['metric']}"]["values"]
+                    ]
+                    for split in ("test", "dev")
+                },
                 "seeds": summary["seeds"],
             }
             for summary in summaries
@@ -130,19 +146,22 @@ def markdown(
     lines: list[str] = []
     for corpus in sorted({s["corpus"] for s in summaries}):
         group = [s for s in summaries if s["corpus"] == corpus]
+        score = group[0]["metric"]
+        name = METRIC_NAMES[score]
+        strict = ["test F1 (strict)"] if score == "f1" else []
         lines += [f"### {corpus}", ""]
         lines += _table(
             [
-                *("variant", "seeds", "dev F1", "test F1", "test F1 (strict)"),
+                *("variant", "seeds", f"dev {name}", f"test {name}", *strict),
                 *("best epoch", "epochs", "min/run", "train tok/s"),
             ],
             [
                 [
                     f"`{s['variant']}`",
                     ", ".join(map(str, s["seeds"])),
-                    format_stats(s["dev_f1"]),
-                    f"**{format_stats(s['test_f1'])}**",
-                    format_stats(s["test_f1_strict"]),
+                    format_stats(s[f"dev_{score}"]),
+                    f"**{format_stats(s[f'test_{score}'])}**",
+                    *([format_stats(s["test_f1_strict"])] if strict else []),
                     format_stats(s["best_epoch"], 1),
                     format_stats(s["epochs_run"], 1),
                     format_stats(s["minutes"], 1),
@@ -152,7 +171,7 @@ def markdown(
             ],
         )
         types = sorted({name for s in group for name in s["per_type_test_f1"]})
-        lines += ["", "Test F1 per type:", ""]
+        lines += ["", "Test F1 per type:" if score == "f1" else "Test F1 per label:", ""]
         lines += _table(
             ["variant", *types],
             [

@@ -1,4 +1,5 @@
-"""The report's PNG plots for one corpus: dev F1 per epoch, ELMo mix weights, per-type test F1."""
+"""The report's PNG plots for one corpus: dev F1 (or accuracy) per epoch, ELMo mix weights,
+per-type (per-label) test F1."""
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,11 +29,14 @@ def _save(figure: plt.Figure, path: Path) -> Path:
 
 
 def dev_f1_per_epoch(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
-    """One line per variant: the mean dev F1 over the seeds scored at each epoch, with each
-    seed's curve drawn thin behind it (epochs without a dev score, None, are left out)."""
+    """One line per variant: the mean dev F1 (accuracy for per-token labels) over the seeds
+    scored at each epoch, with each seed's curve drawn thin behind it (epochs without a dev
+    score, None, are left out)."""
+    score = summaries[0].get("metric", "f1")
+    name = {"f1": "F1"}.get(score, score)
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for summary, color in zip(summaries, _colors(len(summaries)), strict=True):
-        curves = summary["dev_f1_per_epoch"]
+        curves = summary[f"dev_{score}_per_epoch"]
         scored: dict[int, list[float]] = {}  # epoch → the seeds' dev F1
         for curve in curves:
             points = [(epoch, f1) for epoch, f1 in enumerate(curve, start=1) if f1 is not None]
@@ -43,7 +47,9 @@ def dev_f1_per_epoch(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
         mean = [np.mean(scored[epoch]) for epoch in epochs]
         label = f"{summary['variant']} (n={len(curves)})"
         axes.plot(epochs, mean, color=color, linewidth=2, label=label)
-    axes.set(xlabel="epoch", ylabel="dev F1 (%)", title=f"{summaries[0]['corpus']}: dev F1")
+    axes.set(
+        xlabel="epoch", ylabel=f"dev {name} (%)", title=f"{summaries[0]['corpus']}: dev {name}"
+    )
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
@@ -97,7 +103,7 @@ def mix_weights(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
 
 
 def per_type_f1(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Test F1 per entity (or chunk) type and variant (± std over seeds)."""
+    """Test F1 per entity (or chunk) type, or per label, and variant (± std over seeds)."""
     types = sorted({name for s in summaries for name in s["per_type_test_f1"]})
     empty = {"mean": None, "std": None}
     series = [
@@ -109,16 +115,23 @@ def per_type_f1(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
     lows = [e["mean"] - (e["std"] or 0) for _, entries in series for e in entries if e["mean"]]
     if lows:
         axes.set_ylim(bottom=max(0.0, min(lows) - 5), top=100)
-    axes.set(ylabel="test F1 (%)", title=f"{summaries[0]['corpus']}: test F1 per type")
+    kind = "type" if summaries[0].get("metric", "f1") == "f1" else "label"
+    axes.set(ylabel="test F1 (%)", title=f"{summaries[0]['corpus']}: test F1 per {kind}")
     return _save(figure, path)
 
 
 def corpus_plots(summaries: Sequence[dict[str, Any]], folder: Path) -> list[tuple[str, Path]]:
     """All plots of one corpus's variants into `folder`: [(title, path)]."""
     corpus = summaries[0]["corpus"]
+    score = summaries[0].get("metric", "f1")
+    name = {"f1": "F1"}.get(score, score)
+    kind = "type" if score == "f1" else "label"
     plots = [
-        ("dev F1 per epoch", dev_f1_per_epoch(summaries, folder / f"dev_f1_{corpus}.png")),
-        ("test F1 per type", per_type_f1(summaries, folder / f"per_type_f1_{corpus}.png")),
+        (
+            f"dev {name} per epoch",
+            dev_f1_per_epoch(summaries, folder / f"dev_{score}_{corpus}.png"),
+        ),
+        (f"test F1 per {kind}", per_type_f1(summaries, folder / f"per_type_f1_{corpus}.png")),
     ]
     if any(s["mix"] for s in summaries):
         plots.append(

@@ -52,11 +52,20 @@ class Run:
     results: dict[str, Any]
 
 
+def metric(results: dict[str, Any]) -> str:
+    """The score a run was selected and compared on: ``accuracy`` for per-token labels, else
+    ``f1``."""
+    return results.get("metric") or ("accuracy" if "accuracy" in results["test"] else "f1")
+
+
 def corpus_name(config: dict[str, Any]) -> str:
     """The corpus a run used: a named corpus as is, a folder or hub dataset by its last part;
+    ``-<column>`` when ``data.options.label_column`` chose another label column (``conll2000-pos``);
     ``-firstN`` when ``data.max_sentences`` cut its splits and ``-trainF`` when it trained on a
     fraction F of the training sentences (``data.train_fraction``): a subset is not the corpus."""
     name = str(config["data"]["name"]).rstrip("/").rsplit("/", 1)[-1]
+    column = (config["data"].get("options") or {}).get("label_column")
+    name = f"{name}-{column}" if column else name
     limit = config["data"].get("max_sentences")
     fraction = config["data"].get("train_fraction")
     name = f"{name}-first{limit}" if limit else name
@@ -130,8 +139,9 @@ def load_run(path: Path) -> Run:
             f"{path}: not a ner.cli.train results file (missing {', '.join(missing)})"
         )
     for split in ("dev", "test"):
-        if not isinstance(results[split], dict) or "f1" not in results[split]:
-            raise ReportError(f"{path}: {split!r} has no 'f1' score")
+        scores = results[split]
+        if not isinstance(scores, dict) or not ({"f1", "accuracy"} & set(scores)):
+            raise ReportError(f"{path}: {split!r} has no 'f1' (or 'accuracy') score")
     config = results["config"]
     if not isinstance(config, dict) or "name" not in (config.get("data") or {}):
         raise ReportError(f"{path}: its config has no data.name")

@@ -4,12 +4,14 @@ Sentence level: approximate randomisation (Noreen 1989; the test of Riezler & Ma
 Dror et al. 2018's NLP guide). Under the null hypothesis that the two systems are exchangeable,
 swapping their predictions for any sentence leaves the F1 difference's distribution unchanged; the
 p-value is the share of random swaps (each sentence swapped with probability 1/2) whose absolute
-span-F1 difference is at least the observed one, counted with +1 in numerator and denominator so
-that it is never 0. Identical systems get p = 1. Runs of the same seed are paired sentence by
-sentence; several seeds are tested together (every (seed, sentence) is one swappable unit).
+span-F1 difference (token-accuracy difference for per-token labels) is at least the observed one,
+counted with +1 in numerator and denominator so that it is never 0. Identical systems get p = 1.
+Runs of the same seed are paired sentence by sentence; several seeds are tested together (every
+(seed, sentence) is one swappable unit).
 
-Seed level: the exact permutation test of the difference of mean test F1 over every way of
-splitting the pooled seed scores into two groups of the original sizes (seeds need not be paired).
+Seed level: the exact permutation test of the difference of mean test F1 (or accuracy) over every
+way of splitting the pooled seed scores into two groups of the original sizes (seeds need not be
+paired).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 from seqeval.metrics.sequence_labeling import get_entities
 
-from ner.reporting.runs import ReportError, Run
+from ner.reporting.runs import ReportError, Run, metric
 
 PREDICTIONS_FILE = "predictions_test.txt"  # `token gold predicted` per line, written by training
 DEFAULT_RESAMPLES = 10_000
@@ -101,18 +103,46 @@ def f1(counts: np.ndarray) -> np.ndarray:
     return np.where(total > 0, 200.0 * true_positive / np.maximum(total, 1), 0.0)
 
 
-def paired_counts(a: Predictions, b: Predictions) -> tuple[np.ndarray, np.ndarray]:
-    """Per-sentence counts of two systems on the same split; the gold text must agree."""
+def sentence_token_counts(
+    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
+) -> np.ndarray:
+    """Per sentence: [correct tokens, tokens], for token accuracy: (n_sentences, 2) int64."""
+    counts = np.zeros((len(gold), 2), dtype=np.int64)
+    for row, (g, p) in enumerate(zip(gold, predicted, strict=True)):
+        counts[row] = sum(a == b for a, b in zip(g, p, strict=True)), len(g)
+    return counts
+
+
+def accuracy(counts: np.ndarray) -> np.ndarray:
+    """Token accuracy in percent of summed counts (..., 2) → (...); 0 without any token."""
+    correct, tokens = np.moveaxis(counts, -1, 0)
+    return np.where(tokens > 0, 100.0 * correct / np.maximum(tokens, 1), 0.0)
+
+
+# Per metric: the per-sentence counts and the statistic of their sums.
+STATISTICS: dict[str, tuple[Callable, Callable[[np.ndarray], np.ndarray]]] = {
+    "f1": (sentence_counts, f1),
+    "accuracy": (sentence_token_counts, accuracy),
+}
+
+
+def paired_counts(
+    a: Predictions, b: Predictions, score: str = "f1"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-sentence counts of two systems on the same split (span counts for ``f1``, token
+    counts for ``accuracy``); the gold text must agree."""
     if a.tokens != b.tokens or a.gold != b.gold:
         raise PredictionsError(
             f"{a.path} and {b.path} are not predictions for the same sentences and gold tags"
         )
-    return sentence_counts(a.gold, a.predicted), sentence_counts(b.gold, b.predicted)
+    counts = STATISTICS[score][0]
+    return counts(a.gold, a.predicted), counts(b.gold, b.predicted)
 
 
 @dataclass(frozen=True)
 class PairedTest:
-    """Approximate randomisation over sentences: F1 of both systems, difference, p-value."""
+    """Approximate randomisation over sentences: F1 (or accuracy) of both systems, difference,
+    p-value."""
 
     f1_a: float
     f1_b: float
@@ -126,28 +156,33 @@ class PairedTest:
 
 
 def approximate_randomization(
-    counts_a: np.ndarray, counts_b: np.ndarray, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    counts_a: np.ndarray,
+    counts_b: np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    statistic: Callable[[np.ndarray], np.ndarray] = f1,
 ) -> PairedTest:
-    """Two-sided test of the span-F1 difference of paired per-sentence counts (n, 3) each."""
+    """Two-sided test of the difference in `statistic` (span F1 of (n, 3) counts, or `accuracy`
+    of (n, 2) counts) of paired per-sentence counts."""
     if counts_a.shape != counts_b.shape:
         raise ValueError(f"unpaired counts: {counts_a.shape} vs {counts_b.shape}")
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
-    total_a, total_b = counts_a.sum(0), counts_b.sum(0)  # (3,)
-    observed = abs(float(f1(total_a) - f1(total_b)))
-    delta = (counts_b - counts_a).astype(np.float64)  # (n, 3): what a swap moves from b to a
+    total_a, total_b = counts_a.sum(0), counts_b.sum(0)  # (C,)
+    observed = abs(float(statistic(total_a) - statistic(total_b)))
+    delta = (counts_b - counts_a).astype(np.float64)  # (n, C): what a swap moves from b to a
     rng = np.random.default_rng(seed)
     at_least = 0
     chunk = max(1, 2**22 // max(1, len(delta)))  # bounds the (chunk, n) swap matrix
     for start in range(0, resamples, chunk):
         swaps = rng.random((min(chunk, resamples - start), len(delta))) < 0.5  # (k, n)
-        moved = swaps.astype(np.float64) @ delta  # (k, 3)
-        differences = f1(total_a + moved) - f1(total_b - moved)  # (k,)
+        moved = swaps.astype(np.float64) @ delta  # (k, C)
+        differences = statistic(total_a + moved) - statistic(total_b - moved)  # (k,)
         # A tolerance so that float noise never ranks an equal difference below the observed one.
         at_least += int(np.count_nonzero(np.abs(differences) >= observed - 1e-9))
     return PairedTest(
-        f1_a=float(f1(total_a)),
-        f1_b=float(f1(total_b)),
+        f1_a=float(statistic(total_a)),
+        f1_b=float(statistic(total_b)),
         sentences=len(delta),
         resamples=resamples,
         p_value=(at_least + 1) / (resamples + 1),
@@ -206,9 +241,16 @@ def seed_permutation_test(scores_a: Sequence[float], scores_b: Sequence[float]) 
 def compare_variants(
     runs_a: Sequence[Run], runs_b: Sequence[Run], resamples: int = DEFAULT_RESAMPLES
 ) -> dict[str, Any]:
-    """Both tests for two variants of one corpus: the seed-level test on their test F1, and the
-    sentence-level test pooled over the seeds both ran that left `predictions_test.txt` (None
-    when no seed has predictions on both sides). JSON-ready."""
+    """Both tests for two variants of one corpus: the seed-level test on their test F1 (token
+    accuracy for per-token labels), and the sentence-level test pooled over the seeds both ran
+    that left `predictions_test.txt` (None when no seed has predictions on both sides).
+    JSON-ready."""
+    score = metric(runs_a[0].results)
+    if any(metric(run.results) != score for run in [*runs_a, *runs_b]):
+        raise ReportError(
+            f"cannot compare runs scored by F1 with runs scored by accuracy: "
+            f"{runs_a[0].directory} and {runs_b[0].directory}"
+        )
     by_seed_b = {run.seed: run for run in runs_b}
     pairs = [
         (run, by_seed_b[run.seed])
@@ -221,14 +263,16 @@ def compare_variants(
         a.seed: paired_counts(
             read_predictions(a.directory / PREDICTIONS_FILE),
             read_predictions(b.directory / PREDICTIONS_FILE),
+            score,
         )
         for a, b in pairs
     }
     return compare_scores(
-        [run.results["test"]["f1"] for run in runs_a],
-        [run.results["test"]["f1"] for run in runs_b],
+        [run.results["test"][score] for run in runs_a],
+        [run.results["test"][score] for run in runs_b],
         paired,
         resamples,
+        score,
     )
 
 
@@ -237,10 +281,13 @@ def compare_scores(
     scores_b: Sequence[float],
     paired: dict[int, tuple[np.ndarray, np.ndarray]],
     resamples: int = DEFAULT_RESAMPLES,
+    score: str = "f1",
 ) -> dict[str, Any]:
-    """`compare_variants` on numbers: the test F1 of every seed of each variant, and, for the seeds
-    paired sentence by sentence, both systems' per-sentence counts (`sentence_counts`) keyed by
-    seed. ``paired`` is None in the result when no seed is paired. JSON-ready."""
+    """`compare_variants` on numbers: the test F1 (`score` ``accuracy``: token accuracy) of every
+    seed of each variant, and, for the seeds paired sentence by sentence, both systems'
+    per-sentence counts (`sentence_counts`, or `sentence_token_counts`) keyed by seed.
+    ``paired`` is None in the result when no seed is paired. JSON-ready; the differences and
+    means are in the units of `score`, named under ``metric``."""
     seed_test = seed_permutation_test(scores_a, scores_b)
     paired_result = None
     if paired:
@@ -249,6 +296,7 @@ def compare_scores(
             np.concatenate([paired[seed][0] for seed in seeds]),
             np.concatenate([paired[seed][1] for seed in seeds]),
             resamples,
+            statistic=STATISTICS[score][1],
         )
         paired_result = {
             "test": "approximate randomisation over sentences (two-sided)",
@@ -260,9 +308,11 @@ def compare_scores(
             "difference": test.difference,
             "p_value": test.p_value,
         }
+    name = "F1" if score == "f1" else score
     return {
+        "metric": score,
         "seed_level": {
-            "test": "exact permutation test of mean test F1 (two-sided)",
+            "test": f"exact permutation test of mean test {name} (two-sided)",
             "seeds_a": seed_test.seeds_a,
             "seeds_b": seed_test.seeds_b,
             "mean_a": seed_test.mean_a,
@@ -298,8 +348,9 @@ def markdown(comparisons: Sequence[dict[str, Any]], corpus: str) -> list[str]:
     rows = [c for c in comparisons if c["corpus"] == corpus]
     if not rows:
         return []
+    name = "accuracy" if rows[0].get("metric") == "accuracy" else "F1"
     lines = [
-        f"Significance (p < {SIGNIFICANCE_LEVEL} in bold): test F1 of A − B; seed level: exact "
+        f"Significance (p < {SIGNIFICANCE_LEVEL} in bold): test {name} of A − B; seed level: exact "
         "permutation test over seeds; paired: approximate randomisation over test sentences of "
         "the seeds both ran (resamples in brackets).",
         "",

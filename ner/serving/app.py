@@ -62,11 +62,12 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def run_scores(model_dir: Path) -> tuple[float | None, float | None]:
-    """Dev and test F1 of the training run that saved `model_dir` (its results.json), if any."""
+def run_scores(model_dir: Path, score: str = "f1") -> tuple[float | None, float | None]:
+    """Dev and test F1 (or another `score`, e.g. accuracy) of the training run that saved
+    `model_dir` (its results.json), if any."""
     try:
         results = json.loads((model_dir.parent / "results.json").read_text(encoding="utf-8"))
-        return float(results["dev"]["f1"]), float(results["test"]["f1"])
+        return float(results["dev"][score]), float(results["test"][score])
     except (OSError, ValueError, KeyError, TypeError):
         return None, None
 
@@ -101,9 +102,14 @@ def model_info(tagger: Tagger, model_dir: Path, limits: Limits) -> InfoOut:
         )
     dev, test = run_scores(model_dir)
     tags = list(tagger.model.tags)
+    per_token = tagger.labels == "tokens"
+    dev_accuracy, test_accuracy = run_scores(model_dir, "accuracy") if per_token else (None, None)
     return InfoOut(
         model=model_name(model_dir),
-        labels=sorted({split_tag(tag)[1] for tag in tags if tag != "O"}),
+        labels=tags if per_token else sorted({split_tag(tag)[1] for tag in tags if tag != "O"}),
+        label_kind=tagger.labels,
+        dev_accuracy=dev_accuracy,
+        test_accuracy=test_accuracy,
         tags=tags,
         tag_scheme=tagger.tag_scheme,
         model_tag_scheme=tagger.model_scheme,
@@ -348,7 +354,7 @@ def document_json(result: TaggedText, include_tokens: bool) -> DocumentOut:
     """A `TaggedText` as the API's document."""
     record = result.to_json()
     tokens = None
-    if include_tokens:
+    if include_tokens or result.confidences is not None:  # per-token labels: always
         tokens = [
             {**token, "tag": tag} for token, tag in zip(record["tokens"], result.tags, strict=True)
         ]

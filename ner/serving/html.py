@@ -1,6 +1,7 @@
 """A tagged document as one self-contained HTML file (``ner-predict --format html``): the same
 highlighting as the `ner-serve` page (its render.js and style.css, inlined), with the records
-embedded as JSON, so the file opens offline in any browser."""
+embedded as JSON, so the file opens offline in any browser. Per-token labels (part of speech) are
+shown under their tokens instead of highlighted spans."""
 
 import html
 import json
@@ -18,7 +19,9 @@ const documents = document.getElementById("documents");
 for (const record of data.records) {
   const box = document.createElement("div");
   box.className = "ner-doc";
-  box.appendChild(nerRenderText(record, colours));
+  box.appendChild(
+    data.kind === "tokens" ? nerRenderTokens(record, colours) : nerRenderText(record, colours)
+  );
   documents.appendChild(box);
 }
 """
@@ -37,12 +40,20 @@ def _script_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_UNSAFE)
 
 
-def html_document(records: Iterable[dict[str, Any]], labels: list[str], title: str) -> str:
+def html_document(
+    records: Iterable[dict[str, Any]], labels: list[str], title: str, kind: str = "spans"
+) -> str:
     """The HTML page of `records` (`TaggedText.to_json` objects: text and entities, character
-    offsets); `labels`: the entity types, in legend order."""
+    offsets); `labels`: the entity types, in legend order; `kind` ``tokens``: per-token labels,
+    read from the records' tokens (``tag``, ``confidence``) and shown under each token."""
     data = {
+        "kind": kind,
         "labels": labels,
-        "records": [{"text": r["text"], "entities": r["entities"]} for r in records],
+        "records": [
+            {"text": r["text"], "entities": r["entities"]}
+            | ({"tokens": r["tokens"]} if kind == "tokens" else {})
+            for r in records
+        ],
     }
     style = (PAGE / "style.css").read_text(encoding="utf-8")
     script = (PAGE / "render.js").read_text(encoding="utf-8")

@@ -56,12 +56,17 @@ class EntityOut(BaseModel):
 
 
 class TokenOut(BaseModel):
-    """A token, its character span and its tag."""
+    """A token, its character span and its tag (for per-token labels with its probability)."""
 
     text: str
     start: int
     end: int
     tag: str
+    confidence: float | None = Field(
+        None,
+        description="per-token labels only: P(this label | text), the CRF marginal or the "
+        "softmax probability",
+    )
 
 
 class DocumentOut(BaseModel):
@@ -101,7 +106,10 @@ class BiLMInfo(BaseModel):
 
 class InfoOut(BaseModel):
     model: str = Field(description="the model directory's name")
-    labels: list[str] = Field(description="entity types")
+    labels: list[str] = Field(description="entity types (per-token labels: every label)")
+    label_kind: Literal["spans", "tokens"] = Field(
+        "spans", description="spans: entities; tokens: one label per token (part of speech)"
+    )
     tags: list[str] = Field(description="tags the model predicts, in its own scheme")
     tag_scheme: str = Field(description="scheme of returned tags")
     model_tag_scheme: str
@@ -109,6 +117,8 @@ class InfoOut(BaseModel):
     bilm: BiLMInfo | None
     dev_f1: float | None = Field(description="the training run's dev F1 (results.json)")
     test_f1: float | None = Field(description="the training run's test F1 (results.json)")
+    dev_accuracy: float | None = Field(None, description="per-token labels: dev accuracy")
+    test_accuracy: float | None = Field(None, description="per-token labels: test accuracy")
     archive_sha256: str = Field(description="sha256 of archive.json, which pins every file")
     precision: str = Field(description="of the LSTMs' matrix products: float32 or bfloat16")
     limits: dict[str, float]

@@ -11,12 +11,16 @@ scores Viterbi decodes with), summed over every tag sequence that encodes it (in
 open with ``I-X`` or ``B-X``; an unconstrained model may open one with a stray ``I-X``).
 Sentences longer than `max_length` tokens are tagged in pieces, so a runaway "sentence" (a
 5,000-token line without punctuation) costs neither memory nor the rest of the input.
+
+A model of per-token labels (part of speech: ``labels == "tokens"``) finds no entities; each token
+gets its label and that label's probability: the CRF's marginal P(y_t = label | text) from the
+same forward-backward, or the softmax probability of a model without a CRF.
 """
 
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ import torch
 from ner.bilm.bilm import BiLM
 from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
+from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
 from ner.serving.archive import (
@@ -74,19 +79,29 @@ class Entity:
 @dataclass
 class TaggedText:
     """One input text: its tokens (with offsets), one tag per token, sentence spans (token
-    indices, end exclusive) and entities."""
+    indices, end exclusive) and entities; for per-token labels `confidences` holds each token's
+    label probability (None for span models)."""
 
     text: str
     tokens: list[Token]
     tags: list[str]
     sentences: list[tuple[int, int]]
     entities: list[Entity]
+    confidences: list[float] | None = None
+
+    def token_json(self) -> list[dict[str, Any]]:
+        """The tokens with offsets; for per-token labels also each one's tag and confidence."""
+        tokens = [{"text": t.text, "start": t.start, "end": t.end} for t in self.tokens]
+        if self.confidences is not None:
+            for token, tag, confidence in zip(tokens, self.tags, self.confidences, strict=True):
+                token.update(tag=tag, confidence=round(confidence, 6))
+        return tokens
 
     def to_json(self) -> dict[str, Any]:
         """The ``--format jsonl`` object."""
         return {
             "text": self.text,
-            "tokens": [{"text": t.text, "start": t.start, "end": t.end} for t in self.tokens],
+            "tokens": self.token_json(),
             "tags": self.tags,
             "sentences": [
                 {"start": self.tokens[a].start, "end": self.tokens[b - 1].end}
@@ -99,10 +114,11 @@ class TaggedText:
 @dataclass
 class TaggedSentence:
     """One token list's tags and entity spans: (type, start, end exclusive, confidence), in
-    token indices."""
+    token indices; per-token labels have no spans but one confidence per tag."""
 
     tags: list[str]
     spans: list[tuple[str, int, int, float]]
+    confidences: list[float] = field(default_factory=list)
 
 
 def whitespace_tokens(line: str) -> list[Token]:
@@ -270,13 +286,20 @@ class Tagger:
         self.max_length = max_length
         self.model_scheme: str = model.config["tag_scheme"]
         self.corpus_scheme = corpus_scheme
+        self.labels = TOKENS if self.model_scheme == TOKENS else SPANS
+        if self.labels == TOKENS and tag_scheme not in (None, TOKENS):
+            raise ValueError(
+                f"tag_scheme={tag_scheme}: this model predicts per-token labels, which have no "
+                "chunk scheme"
+            )
         self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
         self.tokenizer = check_tokenizer(tokenizer)
         self.model.encoder.product_dtype = product_dtype(precision)  # checks the name
         self.precision = precision
         warn_if_slow(precision, self.device)
-        self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
-        self._continues = continuation_mask(model.tags)  # (K, K)
+        if self.labels == SPANS:
+            self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
+            self._continues = continuation_mask(model.tags)  # (K, K)
         self._token_vectors: dict[str, torch.Tensor] = {}  # the biLM char-CNN's, per token string
 
     @functools.cached_property
@@ -359,7 +382,7 @@ class Tagger:
         tagged = iter(self.tag_sentences(flat, batch_size=batch_size))
         results = []
         for text, document in zip(texts, sentences, strict=True):
-            tokens, tags, bounds, entities = [], [], [], []
+            tokens, tags, bounds, entities, confidences = [], [], [], [], []
             for sentence in document:
                 result, offset = next(tagged), len(tokens)
                 bounds.append((offset, offset + len(sentence)))
@@ -378,7 +401,9 @@ class Tagger:
                     )
                 tokens.extend(sentence)
                 tags.extend(result.tags)
-            results.append(TaggedText(text, tokens, tags, bounds, entities))
+                confidences.extend(result.confidences)
+            per_token = confidences if self.labels == TOKENS else None
+            results.append(TaggedText(text, tokens, tags, bounds, entities, per_token))
         return results
 
     def tag_sentences(
@@ -401,7 +426,8 @@ class Tagger:
             target, offset = merged[owner], len(merged[owner].tags)
             target.spans.extend((k, s + offset, e + offset, c) for k, s, e, c in piece.spans)
             target.tags.extend(piece.tags)
-        if self.tag_scheme != self.model_scheme:
+            target.confidences.extend(piece.confidences)
+        if self.tag_scheme != self.model_scheme and self.labels == SPANS:
             for result in merged:
                 spans = [Span(kind, start, end) for kind, start, end, _ in result.spans]
                 result.tags = spans_to_tags(spans, len(result.tags), self.tag_scheme)
@@ -424,16 +450,39 @@ class Tagger:
             batch = collate(examples).to(self.device)
             batch.elmo = layers
             emissions = self.model.emissions(batch)  # (B, T, K)
-            paths, _ = self.model.crf.viterbi(emissions, batch.mask)
-            posterior = CrfPosterior(
-                emissions.double(),
-                batch.mask,
-                *(s.double() for s in self.model.crf.constrained_scores()),
-            )
-            decoded = self._decode(posterior, paths.cpu().numpy(), [len(t) for t in tokens])
+            lengths = [len(t) for t in tokens]
+            if self.model.crf is None:  # per-token labels with a softmax: argmax and its share
+                probabilities = emissions.double().softmax(-1)
+                best, paths = probabilities.max(-1)  # (B, T) each
+                decoded = self._token_labels(paths.cpu().numpy(), best.cpu().numpy(), lengths)
+            else:
+                paths, _ = self.model.crf.viterbi(emissions, batch.mask)
+                posterior = CrfPosterior(
+                    emissions.double(),
+                    batch.mask,
+                    *(s.double() for s in self.model.crf.constrained_scores()),
+                )
+                if self.labels == TOKENS:  # each decoded label's marginal probability
+                    chosen = posterior.token_marginals().gather(2, paths.unsqueeze(2))[:, :, 0]
+                    decoded = self._token_labels(paths.cpu().numpy(), chosen.cpu().numpy(), lengths)
+                else:
+                    decoded = self._decode(posterior, paths.cpu().numpy(), lengths)
             for index, tagged in zip(rows, decoded, strict=True):
                 results[index] = tagged
         return results  # type: ignore[return-value]
+
+    def _token_labels(
+        self, paths: np.ndarray, confidences: np.ndarray, lengths: list[int]
+    ) -> list[TaggedSentence]:
+        """Per-token labels of a decoded batch: paths (B, T) label ids, confidences (B, T)."""
+        return [
+            TaggedSentence(
+                [self.model.tags[i] for i in paths[row, :length]],
+                [],
+                [float(c) for c in confidences[row, :length]],
+            )
+            for row, length in enumerate(lengths)
+        ]
 
     def _decode(
         self, posterior: CrfPosterior, paths: np.ndarray, lengths: list[int]

@@ -4,6 +4,7 @@ Tags are read in the corpus's own scheme, converted to the model's scheme (BIOES
 AllenNLP's BIOUL) for training, and converted back for predictions files and scores.
 """
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,12 +16,14 @@ import torch
 from ner.common.errors import InputError
 from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
+from ner.data.labels import TOKENS
 from ner.data.tag_schemes import SCHEMES, TagSchemeError, convert_tags, split_tag
 from ner.tagger.batch import TaggerBatch
 
 if TYPE_CHECKING:  # keep `datasets` (≈1 s to import) out of model loading and ner-predict
     from datasets import DatasetDict
 
+logger = logging.getLogger(__name__)
 SPLITS = ("train", "validation", "test")
 
 
@@ -77,6 +80,19 @@ def check_label_sets(splits: dict[str, Split]) -> None:
             )
 
 
+def token_labels(splits: dict[str, Split]) -> list[str]:
+    """Per-token labels: every label of every split, sorted, so that a label only dev or test
+    shows is scored as the error it is; such labels are logged (the model never learns them)."""
+    labels = {tag for split in splits.values() for tags in split.tags for tag in tags}
+    known = {tag for tags in splits["train"].tags for tag in tags}
+    if labels - known:
+        logger.warning(
+            "labels in dev/test but never in train (the model will not predict them): %s",
+            ", ".join(sorted(labels - known)),
+        )
+    return sorted(labels)
+
+
 def tag_list(types: set[str], scheme: str) -> list[str]:
     """All tags of `scheme` for `types`: ``O`` first, then each type's prefixes."""
     prefixes = "BIES" if scheme == "bioes" else "BI"
@@ -87,7 +103,10 @@ def convert_split(
     tags: list[list[str]], source: str, target: str, split: str, *, lenient: bool = False
 ) -> list[list[str]]:
     """Convert every sentence's tags, naming the split and sentence of an invalid one; `lenient`
-    (for predictions) repairs invalid sequences instead."""
+    (for predictions) repairs invalid sequences instead. Per-token labels (``tokens`` to
+    ``tokens``) are copied as they are."""
+    if source == target == TOKENS:
+        return [list(sentence) for sentence in tags]
     if source not in SCHEMES or target not in SCHEMES:
         raise ValueError(f"tag schemes must be among {SCHEMES}, got {source!r} → {target!r}")
     converted = []

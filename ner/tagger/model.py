@@ -1,5 +1,8 @@
 """The BiLSTM-CRF tagger: [GloVe ⊕ char-CNN ⊕ ELMo scalar mix] → dropout → BiLSTM → linear → CRF.
 
+With ``crf=False`` (per-token labels only) the last step is a softmax per token instead: the loss
+is the summed cross-entropy and decoding takes each token's most likely label.
+
 Defaults follow AllenNLP's CoNLL-2003 NER-with-ELMo model (docs/training.md, "The main job").
 Each input family is optional: ``num_words=0`` drops the word embedding, ``num_chars=0`` the
 char CNN and ``elmo_dim=0`` the ELMo mix. The biLM itself is not part of this module: the model
@@ -12,8 +15,10 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn import functional
 
 from ner.bilm.scalar_mix import ScalarMix
+from ner.data.labels import TOKENS
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.bilstm import BiLSTM
 from ner.tagger.char_encoder import CharCnnEncoder
@@ -24,8 +29,10 @@ from ner.tagger.crf import ConstrainedCRF
 class TaggerModel(nn.Module):
     """A CRF sequence tagger over concatenated word, character and ELMo features.
 
-    tags: the tag strings in id order (in `tag_scheme`); constrain_decoding: mask the CRF so
-    Viterbi only yields sequences valid in `tag_scheme`; num_words/word_dim/word_trainable:
+    tags: the tag strings in id order (in `tag_scheme`, or ``"tokens"`` for plain per-token
+    labels); constrain_decoding: mask the CRF so Viterbi only yields sequences valid in
+    `tag_scheme` (nothing to mask for per-token labels); crf: a CRF over the sequence, or
+    (per-token labels only) an independent softmax per token; num_words/word_dim/word_trainable:
     the word embedding (initialised from GloVe by the caller); pretrained_words: how many more
     word ids map to frozen pretrained vectors (words outside the training data); num_chars/char_dim/
     char_filters/char_width: the char CNN; elmo_dim/elmo_layers/elmo_mix_layers/
@@ -41,6 +48,7 @@ class TaggerModel(nn.Module):
         tags: list[str],
         tag_scheme: str = "bioes",
         constrain_decoding: bool = True,
+        crf: bool = True,
         num_words: int = 0,
         pretrained_words: int = 0,
         word_dim: int = 50,
@@ -96,8 +104,14 @@ class TaggerModel(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.encoder = BiLSTM(input_dim, hidden_size, num_layers, lstm_dropout)
         self.projection = nn.Linear(2 * hidden_size, len(self.tags))
-        masks = allowed_transitions(tag_scheme, self.tags) if constrain_decoding else None
-        self.crf = ConstrainedCRF(len(self.tags), masks)
+        if not crf and tag_scheme != TOKENS:
+            raise ValueError(
+                f"crf=False (a softmax per token) is for per-token labels; chunk tags in "
+                f"{tag_scheme} need the CRF"
+            )
+        constrained = constrain_decoding and tag_scheme != TOKENS
+        masks = allowed_transitions(tag_scheme, self.tags) if constrained else None
+        self.crf: ConstrainedCRF | None = ConstrainedCRF(len(self.tags), masks) if crf else None
 
     def embed_words(self, words: torch.Tensor) -> torch.Tensor:
         """Word vectors (B, T, word_dim) of ids (B, T): trained rows, then pretrained ones."""
@@ -136,14 +150,25 @@ class TaggerModel(nn.Module):
         """emissions (B, T, K), mask, and with gold tags the summed negative log-likelihood."""
         emissions = self.emissions(batch)
         output = {"emissions": emissions, "mask": batch.mask}
-        if batch.tags is not None:
+        if batch.tags is not None and self.crf is None:
+            gold = batch.tags.masked_fill(~batch.mask.bool(), -100)  # padding: ignored
+            output["loss"] = functional.cross_entropy(
+                emissions.flatten(0, 1), gold.flatten(), ignore_index=-100, reduction="sum"
+            )
+        elif batch.tags is not None:
             output["loss"] = -self.crf(emissions, batch.tags, batch.mask, reduction="sum")
         return output
 
     @torch.no_grad()
     def decode(self, batch: TaggerBatch) -> list[list[int]]:
-        """Best (constrained) tag ids per sentence, unpadded."""
-        return self.crf.decode(self.emissions(batch), batch.mask)
+        """Best (constrained) tag ids per sentence, unpadded: the CRF's Viterbi path, or
+        without a CRF each token's most likely label."""
+        emissions = self.emissions(batch)
+        if self.crf is not None:
+            return self.crf.decode(emissions, batch.mask)
+        lengths = batch.mask.long().sum(1).tolist()
+        best = emissions.argmax(-1).tolist()
+        return [row[:n] for row, n in zip(best, lengths, strict=True)]
 
     def mix_summary(self) -> dict[str, Any]:
         """The ELMo layers mixed, their weights (softmax) and γ, for logs and results.json."""

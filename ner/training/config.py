@@ -42,6 +42,10 @@ class CorpusOptions:
     nltk_data_url: str | None = None
     revision: str | None = None
     hub_config: str | None = None
+    # Chunk tags (spans, F1) or one plain label per token (tokens, accuracy); null: detected.
+    labels: str | None = one_of("spans", "tokens", default=None)
+    format: str | None = one_of("columns", "conllu", default=None)  # null: columns
+    label_column: str | None = None  # upos | xpos | feats (CoNLL-U), pos | chunk (named corpora)
 
 
 @dataclass
@@ -139,6 +143,7 @@ class ModelConfig:
     _target_: str = "ner.tagger.model.TaggerModel"
     tag_scheme: str = one_of(*TAG_SCHEMES, default="bioes")  # the scheme the CRF tags in
     constrain_decoding: bool = True
+    crf: bool = True  # false: a softmax per token (per-token labels only)
     dropout: float = fraction(0.5)  # on the embeddings and on the encoder output
     hidden_size: int = at_least(1, 200)
     num_layers: int = at_least(1, 2)

@@ -1,4 +1,5 @@
-"""Tag a split with a trained model, score it with seqeval and write a conlleval-readable file."""
+"""Tag a split with a trained model, score it (span F1 with seqeval, or token accuracy for
+per-token labels) and write a conlleval-readable file."""
 
 import time
 from collections.abc import Callable, Sequence
@@ -9,8 +10,9 @@ import torch
 from tqdm import tqdm
 
 from ner.common.files import atomic_write
+from ner.data.labels import TOKENS
 from ner.data.tag_schemes import tags_to_spans
-from ner.metrics import evaluate_tags, span_scores
+from ner.metrics import evaluate_tags, span_scores, token_scores
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, Split, bucket_batches, convert_split
 from ner.tagger.model import TaggerModel
@@ -67,7 +69,8 @@ def evaluate_split(
 ) -> dict[str, Any]:
     """Scores (default + strict, per type) in the corpus's own scheme, how many entities the
     model predicted (``predicted_entities``; gold ones are ``support``), plus speed figures.
-    strict=False leaves the strict-mode scores out (model selection needs only the default F1)."""
+    strict=False leaves the strict-mode scores out (model selection needs only the default F1).
+    Per-token labels (scheme ``tokens``) get `ner.metrics.token_scores` instead."""
     started = time.perf_counter()
     predicted = predict_tags(
         model,
@@ -79,18 +82,21 @@ def evaluate_split(
         desc=f"tagging {split.name}",
     )
     seconds = time.perf_counter() - started
-    # Lenient: with model.constrain_decoding=false, Viterbi may return invalid sequences.
-    predicted = convert_split(
-        predicted, model_scheme, corpus_scheme, f"predicted {split.name}", lenient=True
-    )
-    scores = (
-        evaluate_tags(split.tags, predicted, corpus_scheme)
-        if strict
-        else span_scores(split.tags, predicted)
-    )
-    scores["predicted_entities"] = sum(
-        len(tags_to_spans(tags, corpus_scheme, lenient=True)) for tags in predicted
-    )
+    if corpus_scheme == TOKENS:
+        scores = token_scores(split.tags, predicted)
+    else:
+        # Lenient: with model.constrain_decoding=false, Viterbi may return invalid sequences.
+        predicted = convert_split(
+            predicted, model_scheme, corpus_scheme, f"predicted {split.name}", lenient=True
+        )
+        scores = (
+            evaluate_tags(split.tags, predicted, corpus_scheme)
+            if strict
+            else span_scores(split.tags, predicted)
+        )
+        scores["predicted_entities"] = sum(
+            len(tags_to_spans(tags, corpus_scheme, lenient=True)) for tags in predicted
+        )
     if predictions_file is not None:
         write_predictions(predictions_file, split.tokens, split.tags, predicted)
     scores["seconds"] = seconds

@@ -80,7 +80,7 @@ class WandbLogger(NullLogger):
         self._guard("log", lambda: self.run.log({"epoch": epoch, **metrics}))
 
     def log_final(self, results: dict[str, Any]) -> None:
-        """Test/dev scores in the summary and a per-type table per split."""
+        """Test/dev scores in the summary and a per-type (per-label) table per split."""
 
         def final() -> None:
             import wandb
@@ -88,6 +88,15 @@ class WandbLogger(NullLogger):
             for split in ("dev", "test"):
                 scores = results.get(split)
                 if not scores:
+                    continue
+                if "accuracy" in scores:  # per-token labels
+                    self.run.summary[f"{split}/accuracy"] = scores["accuracy"]
+                    table = wandb.Table(columns=["label", "precision", "recall", "f1", "support"])
+                    for label, row in sorted(scores["per_label"].items()):
+                        table.add_data(
+                            label, row["precision"], row["recall"], row["f1"], row["support"]
+                        )
+                    self.run.log({f"{split}/per_label": table})
                     continue
                 for name in ("f1", "precision", "recall"):
                     self.run.summary[f"{split}/{name}"] = scores[name]

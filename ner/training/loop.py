@@ -1,4 +1,5 @@
-"""The training loop: Adam + grad-norm clipping, early stopping on dev F1, checkpoints, resume.
+"""The training loop: Adam + grad-norm clipping, early stopping on dev F1 (token accuracy for
+per-token labels), checkpoints, resume.
 
 Every epoch ends with ``last.pt`` (model, optimizer, scheduler, loop state and every RNG) and,
 when dev F1 improves, ``best.pt``. Dev F1 is scored after every `eval_every`-th epoch and after
@@ -36,6 +37,9 @@ from ner.training.unknown_words import SingletonReplacement
 logger = logging.getLogger(__name__)
 
 CPU = torch.device("cpu")
+# The dev scores logged per epoch for each selection metric (W&B keys ``dev/<name>``).
+DEV_METRICS = {"f1": ("f1", "precision", "recall"), "accuracy": ("accuracy",)}
+METRIC_NAMES = {"f1": "F1", "accuracy": "accuracy"}
 
 
 @dataclass
@@ -43,7 +47,7 @@ class LoopState:
     """Where training stands; saved in every checkpoint."""
 
     epoch: int = 0
-    best_f1: float = -1.0
+    best_f1: float = -1.0  # the best dev score of the selection metric (F1 or accuracy)
     best_epoch: int = 0
     epochs_without_improvement: int = 0
     train_seconds: float = 0.0
@@ -65,11 +69,13 @@ class Trainer:
     """Trains a `TaggerModel` on examples, selecting the epoch with the best dev F1.
 
     make_batch: examples → `TaggerBatch` (adds ELMo layers); evaluate_dev: model → dev scores
-    with an ``f1`` key; extra_state: plain values stored with each checkpoint (model config,
+    with the `metric` key; extra_state: plain values stored with each checkpoint (model config,
     vocabularies) so that a checkpoint alone rebuilds the model; unknown_words: replaces
     singleton words by the unknown id in training batches (None: no replacement);
-    max_batch_tokens: a batch with more padded positions (rows × longest sentence) runs forward
-    and backward in row chunks below it before its one optimizer step (None: always one pass);
+    metric: the dev score that selects the best epoch and drives early stopping, ``f1`` or
+    ``accuracy`` (per-token labels); max_batch_tokens: a batch with more padded positions
+    (rows × longest sentence) runs forward and backward in row chunks below it before its one
+    optimizer step (None: always one pass);
     eval_every: score dev after every this many epochs (and after the last), so that tiny
     training sets can run many short epochs without paying for a dev pass after each.
     """
@@ -94,7 +100,11 @@ class Trainer:
         extra_state: dict[str, Any] | None = None,
         device: torch.device = CPU,
         progress: bool = True,
+        metric: str = "f1",
     ) -> None:
+        if metric not in DEV_METRICS:
+            raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(DEV_METRICS)}")
+        self.metric = metric
         self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
         self.checkpoints = Path(run_dir) / "checkpoints"
         self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
@@ -117,7 +127,10 @@ class Trainer:
         self.state = LoopState(**saved["loop"])
         restore_rng_state(saved["rng"])
         logger.info(
-            "resumed after epoch %d (best dev F1 %.2f)", self.state.epoch, self.state.best_f1
+            "resumed after epoch %d (best dev %s %.2f)",
+            self.state.epoch,
+            METRIC_NAMES[self.metric],
+            self.state.best_f1,
         )
 
     def _checkpoint(self, name: str, full: bool) -> None:
@@ -255,13 +268,14 @@ class Trainer:
             self.state.train_seconds += trained - started
             self.state.dev_seconds += evaluated - trained
             self.state.train_tokens += tokens
-            improved = scores is not None and scores["f1"] > self.state.best_f1
+            score = None if scores is None else scores[self.metric]
+            improved = score is not None and score > self.state.best_f1
             if improved:
-                self.state.best_f1, self.state.best_epoch = scores["f1"], self.state.epoch
+                self.state.best_f1, self.state.best_epoch = score, self.state.epoch
             self.state.epochs_without_improvement = self.state.epoch - self.state.best_epoch
             if isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
-                if scores is not None:
-                    self.scheduler.step(scores["f1"])
+                if score is not None:
+                    self.scheduler.step(score)
             elif self.scheduler is not None:
                 self.scheduler.step()
             if (
@@ -276,13 +290,7 @@ class Trainer:
                 "train/tokens_per_second": tokens / max(trained - started, 1e-9),
             }
             if scores is not None:
-                metrics.update(
-                    {
-                        "dev/f1": scores["f1"],
-                        "dev/precision": scores["precision"],
-                        "dev/recall": scores["recall"],
-                    }
-                )
+                metrics.update({f"dev/{name}": scores[name] for name in DEV_METRICS[self.metric]})
             mix = self.model.mix_summary()
             for layer, weight in zip(mix.get("layers", []), mix.get("weights", []), strict=True):
                 metrics[f"elmo/weight_{layer}"] = weight
@@ -301,11 +309,12 @@ class Trainer:
                     f"after epoch {self.state.epoch}",
                 )
             logger.info(
-                "epoch %d/%d  loss/tok %.4f  dev F1 %s (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
+                "epoch %d/%d  loss/tok %.4f  dev %s %s (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
                 self.state.epoch,
                 self.max_epochs,
                 metrics["train/loss_per_token"],
-                "–" if scores is None else f"{scores['f1']:.2f}",
+                METRIC_NAMES[self.metric],
+                "–" if score is None else f"{score:.2f}",
                 self.state.best_f1,
                 self.state.best_epoch,
                 metrics["train/tokens_per_second"],

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
 from ner.common.errors import InputError, MissingFileError
+from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
 from ner.tagger.dataset import Encoder, entity_types
@@ -91,7 +92,10 @@ def evaluate_run(
     if split not in loaded.splits:
         raise InputError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
     chosen = loaded.splits[split]
-    unknown = entity_types(chosen.tags) - {t.split("-", 1)[-1] for t in model.tags}
+    if loaded.scheme == TOKENS:  # per-token labels: the labels themselves
+        unknown = {tag for tags in chosen.tags for tag in tags} - set(model.tags)
+    else:
+        unknown = entity_types(chosen.tags) - {t.split("-", 1)[-1] for t in model.tags}
     if unknown:
         logger.warning("%s has types the model never predicts: %s", split, sorted(unknown))
     elmo = None

@@ -24,19 +24,21 @@ from ner.common.errors import MissingFileError
 from ner.common.files import write_json, write_text
 from ner.common.memory import release_free_memory
 from ner.common.paths import checkout_root
+from ner.common.schema import ConfigError
 from ner.common.threads import cpu_threads, pick_device
+from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
 from ner.serving.archive import BiLMFiles
 from ner.serving.tagger import save_tagger
-from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list
+from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
 from ner.training.config import validate
 from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
-from ner.training.setup import encode_split, load_splits
+from ner.training.setup import Corpus, encode_split, load_splits
 from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
@@ -160,8 +162,26 @@ def make_logger(cfg: DictConfig) -> NullLogger:
     return instantiate(cfg.logger)
 
 
+def labels_and_scheme(cfg: DictConfig, corpus: Corpus) -> tuple[list[str], str]:
+    """The model's labels in id order and its scheme: chunk tags in ``model.tag_scheme`` for a
+    span corpus; for per-token labels every label of the corpus and the scheme ``tokens``."""
+    splits = corpus.splits
+    if corpus.scheme == TOKENS:
+        return token_labels(splits), TOKENS
+    if not cfg.model.get("crf", True):
+        raise ConfigError(
+            f"model.crf=false: {corpus.summary['name']} has chunk tags (spans, "
+            f"{corpus.scheme.upper()}), which need the CRF; a softmax per token is for "
+            "per-token labels (data.options.labels=tokens)"
+        )
+    check_label_sets(splits)
+    model_scheme = cfg.model.tag_scheme
+    return tag_list(entity_types(splits["train"].tags), model_scheme), model_scheme
+
+
 def train(cfg: DictConfig) -> dict[str, Any]:
-    """Train, select on dev F1, evaluate the best epoch on dev and test, write the run's files.
+    """Train, select on dev F1 (accuracy for per-token labels), evaluate the best epoch on dev
+    and test, write the run's files.
 
     Raises `ConfigError` for a value out of range before anything is read or written."""
     started = time.perf_counter()
@@ -198,9 +218,8 @@ def fit_and_evaluate(
 
     corpus = load_splits(OmegaConf.to_container(cfg.data, resolve=True))
     splits = corpus.splits
-    check_label_sets(splits)
-    model_scheme = cfg.model.tag_scheme
-    tags = tag_list(entity_types(splits["train"].tags), model_scheme)
+    tags, model_scheme = labels_and_scheme(cfg, corpus)
+    metric = "accuracy" if model_scheme == TOKENS else "f1"
     # vocabulary=all: train+dev+test text, AllenNLP's transductive setting (published numbers).
     vocabulary_splits = splits.values() if cfg.embeddings.vocabulary == "all" else [splits["train"]]
     encoder = Encoder.build(
@@ -237,6 +256,7 @@ def fit_and_evaluate(
     features_at = time.perf_counter()
 
     config = model_config(cfg, encoder, elmo)
+    config["tag_scheme"] = model_scheme  # per-token labels: "tokens", whatever model.tag_scheme
     # Seeded here, after the features: whether the biLM had to be loaded (a cache miss) must
     # not change the model's initialisation or the dropout stream.
     seed_everything(cfg.seed)
@@ -280,6 +300,7 @@ def fit_and_evaluate(
         },
         device=device,
         progress=progress,
+        metric=metric,
     )
     if resuming:
         trainer.resume()
@@ -304,7 +325,7 @@ def fit_and_evaluate(
     state = trainer.fit(
         encoded["train"].examples,
         encoded["train"].make_batch,
-        lambda _: evaluate("validation", strict=False),  # each epoch: the default F1 selects
+        lambda _: evaluate("validation", strict=False),  # each epoch: F1 or accuracy selects
     )
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     evaluated_at = time.perf_counter()
@@ -327,6 +348,8 @@ def fit_and_evaluate(
         "seed": cfg.seed,
         "corpus_scheme": corpus.scheme,
         "model_scheme": model_scheme,
+        "labels": "tokens" if model_scheme == TOKENS else "spans",
+        "metric": metric,
         "sentences": {name: len(s.tokens) for name, s in splits.items()},
         "tokens": {name: s.num_tokens for name, s in splits.items()},
         "data": corpus.summary,
@@ -344,14 +367,16 @@ def fit_and_evaluate(
         "git_commit": commit,
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
-    logger.info(
-        "best epoch %d/%d: dev F1 %.2f, test F1 %.2f (strict %.2f) → %s",
-        state.best_epoch,
-        state.epoch,
-        dev["f1"],
-        test["f1"],
-        test["strict"]["f1"],
-        run_dir,
-    )
+    if metric == "accuracy":
+        logger.info(
+            "best epoch %d/%d: dev accuracy %.2f, test accuracy %.2f → %s",
+            *(state.best_epoch, state.epoch, dev["accuracy"], test["accuracy"], run_dir),
+        )
+    else:
+        logger.info(
+            "best epoch %d/%d: dev F1 %.2f, test F1 %.2f (strict %.2f) → %s",
+            *(state.best_epoch, state.epoch, dev["f1"], test["f1"], test["strict"]["f1"]),
+            run_dir,
+        )
     save_model(run_dir, model, encoder, cfg, corpus.scheme)
     return results

@@ -56,6 +56,7 @@ def load_splits(data_config: dict[str, Any]) -> Corpus:
         "name": info.name,
         "source_scheme": info.source_scheme,
         "tag_scheme": info.tag_scheme,
+        "labels": info.labels,
         "holdout": info.holdout,
         "dropped_empty": info.dropped_empty,
         "train_fraction": fraction,

@@ -76,3 +76,18 @@ def test_online_without_a_server_logs_offline_at_once(tmp_path, monkeypatch, cap
     assert run_logger.run_id
     run_logger.finish()
     assert list((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
+
+
+def test_per_token_scores_reach_the_summary(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    run_logger = WandbLogger(project="test")
+    run_logger.start(tmp_path, {"seed": 1})
+    run_logger.log_epoch(1, {"dev/accuracy": 90.0})
+    per_label = {"NN": {"precision": 90.0, "recall": 80.0, "f1": 84.7, "support": 10}}
+    scores = {"accuracy": 91.5, "correct": 183, "support": 200, "per_label": per_label}
+    with caplog.at_level(logging.WARNING):
+        run_logger.log_final({"dev": scores, "test": {**scores, "accuracy": 90.25}})
+    assert not caplog.records, caplog.text  # a failing final log would only be warned about
+    assert run_logger.run.summary["test/accuracy"] == 90.25
+    assert run_logger.run.summary["dev/accuracy"] == 91.5
+    run_logger.finish()

@@ -59,6 +59,7 @@ def test_the_summary_records_the_holdout(corpus_file, isolated_data_dir):
         "name": "people",
         "source_scheme": "iob2",
         "tag_scheme": "iob2",
+        "labels": "spans",
         "holdout": {"fraction": 0.1, "seed": 0, "splits": ["validation", "test"]},
         "dropped_empty": {"train": 0, "validation": 0, "test": 0},
         "train_fraction": 0.25,

@@ -1,15 +1,22 @@
 // The ner-serve page: asks /info for the entity types, posts the text to /predict and shows
-// the highlighted entities, the legend and the JSON answer.
+// the highlighted entities (for a per-token model: each token's label under it), the legend and
+// the JSON answer.
 "use strict";
 
 let colours = {};
+let perToken = false;
 
 async function describeModel() {
   const response = await fetch("info");
   const info = await response.json();
   colours = nerColours(info.labels);
+  perToken = info.label_kind === "tokens";
+  if (perToken) document.querySelector("h1").textContent = "Token labels";
   document.getElementById("legend").replaceChildren(nerLegend(info.labels, colours));
-  const scores = info.test_f1 === null ? "" : ` · test F1 ${info.test_f1.toFixed(2)}`;
+  let scores = info.test_f1 === null ? "" : ` · test F1 ${info.test_f1.toFixed(2)}`;
+  if (perToken && info.test_accuracy !== null) {
+    scores = ` · test accuracy ${info.test_accuracy.toFixed(2)}`;
+  }
   const bilm = info.bilm ? ` · biLM ${info.bilm.name}` : "";
   document.getElementById("model").textContent = `Model ${info.model}${bilm}${scores}`;
   const select = document.getElementById("tokenizer");
@@ -43,10 +50,14 @@ async function tag(event) {
     error.textContent = `${response.status}: ${answer.detail}`;
     return;
   }
-  result.replaceChildren(...answer.documents.map((doc) => nerRenderText(doc, colours)));
-  const count = answer.documents.reduce((n, doc) => n + doc.entities.length, 0);
+  const render = perToken ? nerRenderTokens : nerRenderText;
+  result.replaceChildren(...answer.documents.map((doc) => render(doc, colours)));
+  const count = answer.documents.reduce(
+    (n, doc) => n + (perToken ? (doc.tokens || []).length : doc.entities.length), 0
+  );
   const ms = Math.round(performance.now() - started);
-  document.getElementById("timing").textContent = `${count} entities · ${ms} ms`;
+  const unit = perToken ? "tokens" : "entities";
+  document.getElementById("timing").textContent = `${count} ${unit} · ${ms} ms`;
 }
 
 document.getElementById("form").addEventListener("submit", tag);

@@ -65,3 +65,35 @@ function nerRenderText(doc, colours) {
   box.appendChild(document.createTextNode(chars.slice(at).join("")));
   return box;
 }
+
+/** Per-token labels (part of speech): each token of a document with its label under it,
+ *  coloured by label, the label's probability on hover; the text between tokens is kept.
+ *  `doc.tokens` carry `tag` and `confidence` (a /predict document or ner-predict record). */
+function nerRenderTokens(doc, colours) {
+  const chars = Array.from(doc.text);
+  const box = document.createElement("div");
+  box.className = "ner-text ner-tokens";
+  let at = 0;
+  for (const token of doc.tokens || []) {
+    box.appendChild(document.createTextNode(chars.slice(at, token.start).join("")));
+    const item = document.createElement("span");
+    item.className = "ner-token";
+    item.dataset.tag = token.tag;
+    item.dataset.start = token.start;
+    item.dataset.end = token.end;
+    item.dataset.confidence = token.confidence;
+    item.title = `${token.tag} · confidence ${Number(token.confidence).toFixed(3)}`;
+    const word = document.createElement("span");
+    word.className = "ner-word";
+    word.textContent = chars.slice(token.start, token.end).join("");
+    const label = document.createElement("span");
+    label.className = "ner-token-label";
+    label.style.background = colours[token.tag] || "#ddd";
+    label.textContent = token.tag;
+    item.append(word, label);
+    box.appendChild(item);
+    at = token.end;
+  }
+  box.appendChild(document.createTextNode(chars.slice(at).join("")));
+  return box;
+}
