@@ -77,16 +77,17 @@ class CharCNN(nn.Module):
         """Activated max-pooled filter outputs (N, F) of char-id rows (N, 50), every filter in one
         matrix product in `dtype` per group of rows: what `forward` computes under autocast
         (mixed-precision pretraining, whose rows are distinct tokens already, so they are not made
-        unique again).
+        unique again). Done as convolutions, the five small products and their backward passes
+        cost more than this one larger product in bfloat16.
 
-        Each position's window of the widest filter's width K (the row's tail id repeated past its
-        end) is one row of a (positions, K·C) matrix, and the filters, zero beyond their own
-        width, are one (K·C, F) matrix. Per position this is the convolution's sum in another
-        order; the positions that a filter of width w lacks (past 50 − w) are left out of its max.
-        A window past the row's useful width holds only its tail id, like the last window of the
-        convolution over all 50 positions, so the max is the same. Done as convolutions, the
-        five small products and their backward passes cost more than the one large product
-        in bfloat16. The bias comes after the max (the same value: rounding is monotonic).
+        The window of K characters (the widest filter's width) at each position is one row of a
+        (positions, K·C) matrix and the filters, zero beyond their own width, are one (K·C, F)
+        matrix, so each product is a convolution's sum in another order. Positions run to the
+        group's useful width W: a window that a filter of width w lacks in the convolution over W
+        positions (past W − w) lies in the row's repeated tail, equal to a window the
+        convolution has; past character 50 (only when W + K − 1 > 50) a filter's positions are cut
+        at 50 − w, so the zero padding there only meets zero weights. The bias comes after the
+        max (the same value: rounding is monotonic).
         """
         kernel = self._max_width
         widest = [functional.pad(c.weight, (0, kernel - c.weight.shape[-1])) for c in self.convs]
@@ -95,7 +96,7 @@ class CharCNN(nn.Module):
         table = self.char_embed.weight.to(dtype)
         widths = self._useful_widths(rows)  # (N,)
         order = torch.argsort(widths, stable=True)
-        padded = torch.cat([rows, rows[:, -1:].expand(-1, kernel - 1)], dim=1)  # (N, 50 + K - 1)
+        padded = functional.pad(rows, (0, kernel - 1))  # (N, 50 + K - 1), char id 0: zero vectors
         counts = [count for _, count in self.options.filters]
         parts = []
         for group in order.split(CONV_GROUP_ROWS):
