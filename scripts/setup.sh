@@ -20,7 +20,7 @@ step() {
 
 install_torch() {
   if command -v nvidia-smi >/dev/null 2>&1; then
-    "${PIP[@]}" "torch>=2.2"
+    "${PIP[@]}" "torch>=2.4"
   else
     # The CPU wheel index; pip falls back to PyPI (or a local wheel cache) when it is unreachable.
     "${PIP[@]}" --retries 0 --timeout 15 "torch==2.13.0" \

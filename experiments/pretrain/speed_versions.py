@@ -1,22 +1,30 @@
-"""Pretraining speed of two versions of the code, side by side in one run, and the matmul peak.
+"""Pretraining speed of two versions of the code or two precisions, side by side in one run, and
+the matmul peak.
 
     git worktree add --detach ../ner-old <commit>      # the code to compare against
     .venv/bin/python experiments/pretrain/speed_versions.py --old ../ner-old --new . \\
         --threads 1 --rounds 3 --steps 8 --out experiments/results/pretrain/speed_versions.json
+    # float32 against mixed precision (pretrain.precision=bfloat16), same code
+    .venv/bin/python experiments/pretrain/speed_versions.py --precisions float32 bfloat16 \\
+        --threads 1 --rounds 6 --steps 6 --out experiments/results/pretrain/speed_precision.json
 
 The corpus (conf/pretrain.yaml's sources) is encoded once, by the new code, into a
 temporary .npz; each measurement is a fresh process that imports `ner` from one of the two trees,
 builds the default biLM shape and the default batch (64 streams × 20 steps, 2048 negatives,
-dropout 0.1, Adam), and times `--steps` training steps after 2 warm-up steps. The versions
-alternate (old, new, new, old, old, new, ...) so that both see the same load on a shared
-machine. The matmul peak is measured in the same process right before and right after the
-steps: the best of several 2048² `torch.mm` timings on the same threads, so a moment of
-contention does not lower it. The FLOPs of one step (matmuls and convolutions, forward and
-backward, counted by `torch.utils.flop_counter`) over the step time give the share of that peak
-each version reaches. Every step is also timed on its own: on a shared machine the fastest step
-of a measurement is the one least disturbed by other jobs, so the ratios of those (per round)
-are a second, steadier estimate of the speed-up. The losses of the last step are recorded too:
-the two versions run the same computation, so they must agree.
+dropout 0.1, Adam), and times `--steps` training steps after 2 warm-up steps, in one of
+`--precisions` (the old tree: float32). The set-ups alternate (old, new, new, old, old, new, ...)
+so that all see the same load on a shared machine. Every step is timed on its own, in wall time
+and in the process's CPU time: CPU time leaves out the turns other jobs took on the core, and the
+fastest step of a measurement is the one least disturbed by them, so the per-round ratios of
+those are steadier estimates of the speed-up than wall time on a shared machine. The matmul peak
+is measured in the same process right before and right after the steps, in float32 and in
+bfloat16: the best GFLOP per CPU-second of several 2048² `torch.mm`, so a moment of contention
+does not lower it. The FLOPs of the float32 step (matmuls and convolutions, forward and backward,
+counted by `torch.utils.flop_counter`) per CPU-second of a step give the share of its
+precision's peak each set-up reaches (mixed precision runs the char-CNN's filters as one product
+over zero-padded taps: more multiplications for the same result, not counted as work). The
+losses of the last step are recorded too: the same computation in the same precision must give
+the same losses.
 """
 
 from __future__ import annotations
@@ -53,16 +61,18 @@ except ImportError:  # code from before setup_process: threads only
 
 data_file, config_file = sys.argv[1], sys.argv[2]
 threads, steps, batch_size = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+precision = sys.argv[6]
 setup_process(threads)
 
-def matmul_peak(repeats=6):  # best GFLOP/s of a 2048² matmul (output preallocated)
-    a, b, c = torch.randn(2048, 2048), torch.randn(2048, 2048), torch.empty(2048, 2048)
+def matmul_peak(dtype=torch.float32, repeats=6):  # best GFLOP per CPU-second of a 2048² matmul
+    a, b = torch.randn(2048, 2048).to(dtype), torch.randn(2048, 2048).to(dtype)
+    c = torch.empty(2048, 2048, dtype=dtype)
     torch.mm(a, b, out=c)
     best = 0.0
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.thread_time()
         torch.mm(a, b, out=c)
-        best = max(best, 2 * 2048**3 / (time.perf_counter() - start) / 1e9)
+        best = max(best, 2 * 2048**3 / (time.thread_time() - start) / 1e9)
     return best
 cfg = OmegaConf.load(config_file)
 data = np.load(data_file)
@@ -81,8 +91,9 @@ generator = torch.Generator().manual_seed(0)
 def step():
     global state
     negatives = model.softmax.sampler.sample(settings.n_negative_samples, generator)
+    mixed = () if precision == "float32" else (precision,)  # code from before precisions: float32
     *losses, _, state = train_step(
-        model, next(batches), state, negatives, optimizer, settings.clip_norm
+        model, next(batches), state, negatives, optimizer, settings.clip_norm, *mixed
     )
     return [float(loss) for loss in losses]
 
@@ -91,20 +102,29 @@ for _ in range(2):
 with FlopCounterMode(display=False) as counter:
     step()
 peak_before = matmul_peak()
-times = []
+bf16_peak_before = matmul_peak(torch.bfloat16)
+times, cpu_times = [], []
 for _ in range(steps):
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.thread_time()
     losses = step()
     times.append(time.perf_counter() - start)
+    cpu_times.append(time.thread_time() - cpu_start)
 seconds = sum(times) / steps
 peak_after = matmul_peak()
+bf16_peak_after = matmul_peak(torch.bfloat16)
 positions = batch_size * settings.unroll_steps
 flops = counter.get_total_flops()
-print(json.dumps({"package": ner.__file__, "seconds_per_step": seconds,
+print(json.dumps({"package": ner.__file__, "precision": precision, "seconds_per_step": seconds,
                   "positions_per_s": positions / seconds, "flops_per_step": flops,
                   "best_positions_per_s": positions / min(times),
+                  "cpu_seconds_per_step": sum(cpu_times) / steps,
+                  "cpu_positions_per_s": positions * steps / sum(cpu_times),
+                  "best_cpu_positions_per_s": positions / min(cpu_times),
                   "peak_gflop_per_s": max(peak_before, peak_after),
-                  "peak_before_after": [peak_before, peak_after], "last_losses": losses}))
+                  "peak_before_after": [peak_before, peak_after],
+                  "bf16_peak_gflop_per_s": max(bf16_peak_before, bf16_peak_after),
+                  "bf16_peak_before_after": [bf16_peak_before, bf16_peak_after],
+                  "last_losses": losses}))
 """
 
 
@@ -147,12 +167,29 @@ def run(code: str, root: Path | None, *args: str) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+def paired(measured: dict[str, list[dict]], base: str, key: str) -> dict[str, list[float]]:
+    """Per round, each set-up's `key` over the baseline's (measured back to back, which cancels
+    most of a load that changes between rounds)."""
+    return {
+        name: [round(r[key] / b[key], 2) for r, b in zip(results, measured[base], strict=True)]
+        for name, results in measured.items()
+        if name != base
+    }
+
+
 def main() -> None:
     from omegaconf import OmegaConf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", type=Path, required=True, help="tree of the code to compare to")
+    parser.add_argument("--old", type=Path, help="tree of the code to compare to (float32)")
     parser.add_argument("--new", type=Path, default=Path("."), help="tree of the new code")
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=["float32", "bfloat16"],
+        default=["float32"],
+        help="pretrain.precision of the new code's measurements (each one a set-up)",
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8)
@@ -166,21 +203,28 @@ def main() -> None:
     )
     args = parser.parse_args()
     config = Path(__file__).resolve().parents[2] / "conf" / "pretrain.yaml"
-    if args.old.resolve() == args.new.resolve():
+    if args.old is not None and args.old.resolve() == args.new.resolve():
         parser.error("--old and --new are the same tree")
+    if args.old is None and "float32" not in args.precisions:
+        parser.error("without --old, --precisions needs float32 (the baseline)")
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "corpus.npz"
         encode(data)
         default_batch = int(OmegaConf.load(config).pretrain.batch_size)
-        setups = {"old": (args.old, default_batch), "new": (args.new, default_batch)}
+        setups: dict[str, tuple[Path, int, str]] = {}
+        if args.old is not None:
+            setups["old"] = (args.old, default_batch, "float32")
+        for precision in args.precisions:
+            name = "new" if precision == "float32" else f"new_{precision}"
+            setups[name] = (args.new, default_batch, precision)
         for batch in args.new_batch_sizes:
-            setups[f"new_batch{batch}"] = (args.new, batch)
+            setups[f"new_batch{batch}"] = (args.new, batch, "float32")
         measured: dict[str, list[dict]] = {name: [] for name in setups}
         for round_number in range(args.rounds):
             order = list(setups.items())
             # Every other round in reverse, so that a load that changes during the run does not
-            # always favour the version measured second.
-            for name, (root, batch) in order[:: -1 if round_number % 2 else 1]:
+            # always favour the set-up measured second.
+            for name, (root, batch, precision) in order[:: -1 if round_number % 2 else 1]:
                 line = run(
                     CHILD,
                     root,
@@ -189,30 +233,52 @@ def main() -> None:
                     str(args.threads),
                     str(args.steps),
                     str(batch),
+                    precision,
                 )
                 measured[name].append({**json.loads(line), "batch_size": batch})
                 print(name, measured[name][-1], flush=True)
+    base = "old" if args.old is not None else "new"
     peaks = [r["peak_gflop_per_s"] for results in measured.values() for r in results]
-    peak = max(peaks)  # the free core's rate: contention only ever lowers a timing
+    bf16_peaks = [r["bf16_peak_gflop_per_s"] for results in measured.values() for r in results]
+    # the free core's rates: contention only ever lowers a timing
+    peak = {"float32": max(peaks), "bfloat16": max(bf16_peaks)}
+    useful_flops = measured[base][0]["flops_per_step"]  # the float32 step's: the same work
     summary = {}
     for name, results in measured.items():
+        precision = setups[name][2]
         rate = statistics.median(r["positions_per_s"] for r in results)
-        flops = results[0]["flops_per_step"]
-        achieved = [r["flops_per_step"] / r["seconds_per_step"] / 1e9 for r in results]
+        # GFLOP (of the float32 step) per CPU-second, on average and in the fastest step
+        achieved = [useful_flops / r["cpu_seconds_per_step"] / 1e9 for r in results]
+        best = [
+            useful_flops * r["best_cpu_positions_per_s"] / r["cpu_positions_per_s"] for r in results
+        ]
+        best = [b / r["cpu_seconds_per_step"] / 1e9 for b, r in zip(best, results, strict=True)]
         summary[name] = {
             "tree": str(setups[name][0]),
             "batch_size": setups[name][1],
+            "precision": precision,
             "positions_per_s": [round(r["positions_per_s"], 1) for r in results],
             "median_positions_per_s": round(rate, 1),
             # the fastest step of each measurement: the least disturbed by other jobs
             "best_step_positions_per_s": [round(r["best_positions_per_s"], 1) for r in results],
-            "gflop_per_step": round(flops / 1e9, 2),
-            "achieved_gflop_per_s": [round(a, 1) for a in achieved],
-            # per measurement: its GFLOP/s over the best matmul rate of that same process
+            # positions per second of this process's CPU time: other jobs' turns left out
+            "cpu_positions_per_s": [round(r["cpu_positions_per_s"], 1) for r in results],
+            "median_cpu_positions_per_s": round(
+                statistics.median(r["cpu_positions_per_s"] for r in results), 1
+            ),
+            "gflop_per_step_counted": round(results[0]["flops_per_step"] / 1e9, 2),
+            "achieved_gflop_per_cpu_s": [round(a, 1) for a in achieved],
+            # per measurement: its GFLOP/s over the best matmul rate of its precision in that
+            # same process
             "share_of_own_matmul_peak": [
-                round(a / r["peak_gflop_per_s"], 3) for a, r in zip(achieved, results, strict=True)
+                round(
+                    a
+                    / r["bf16_peak_gflop_per_s" if precision == "bfloat16" else "peak_gflop_per_s"],
+                    3,
+                )
+                for a, r in zip(achieved, results, strict=True)
             ],
-            "best_share_of_matmul_peak": round(max(achieved) / peak, 3),
+            "best_step_share_of_matmul_peak": round(max(best) / peak[precision], 3),
             "last_losses": [r["last_losses"] for r in results],
         }
     report = {
@@ -221,32 +287,27 @@ def main() -> None:
         "rounds": args.rounds,
         "steps_per_measurement": args.steps,
         "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "matmul_peak_gflop_per_s": {"max": round(peak, 1), "all": [round(p, 1) for p in peaks]},
-        "speedup_over_old": {
+        "baseline": base,
+        "matmul_peak_gflop_per_s": {
+            "max": round(peak["float32"], 1),
+            "all": [round(p, 1) for p in peaks],
+        },
+        "bf16_matmul_peak_gflop_per_s": {
+            "max": round(peak["bfloat16"], 1),
+            "all": [round(p, 1) for p in bf16_peaks],
+        },
+        "useful_gflop_per_step": round(useful_flops / 1e9, 2),
+        f"speedup_over_{base}": {
             name: round(
-                entry["median_positions_per_s"] / summary["old"]["median_positions_per_s"], 2
+                entry["median_positions_per_s"] / summary[base]["median_positions_per_s"], 2
             )
             for name, entry in summary.items()
-            if name != "old"
+            if name != base
         },
-        # new / old of the measurements taken next to each other (round r: old and new back to
-        # back), which cancels most of a load that changes between rounds
-        "paired_speedups": {
-            name: [
-                round(new["positions_per_s"] / old["positions_per_s"], 2)
-                for new, old in zip(measured[name], measured["old"], strict=True)
-            ]
-            for name in summary
-            if name != "old"
-        },
-        "paired_best_step_speedups": {
-            name: [
-                round(new["best_positions_per_s"] / old["best_positions_per_s"], 2)
-                for new, old in zip(measured[name], measured["old"], strict=True)
-            ]
-            for name in summary
-            if name != "old"
-        },
+        "paired_speedups": paired(measured, base, "positions_per_s"),
+        "paired_best_step_speedups": paired(measured, base, "best_positions_per_s"),
+        "paired_cpu_speedups": paired(measured, base, "cpu_positions_per_s"),
+        "paired_best_cpu_step_speedups": paired(measured, base, "best_cpu_positions_per_s"),
         **summary,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional
 
 from ner.bilm.char_ids import MAX_CHARACTERS_PER_TOKEN
 from ner.bilm.options import BiLMOptions
@@ -41,6 +42,10 @@ class CharCNN(nn.Module):
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """char_ids (..., 50) shifted ids → token vectors (..., P)."""
         leading = char_ids.shape[:-1]
+        if torch.is_autocast_enabled(char_ids.device.type):
+            rows = char_ids.reshape(-1, MAX_CHARACTERS_PER_TOKEN)
+            pooled = self._pooled_as_one_product(rows, torch.get_autocast_dtype(rows.device.type))
+            return self._highway_and_projection(pooled).reshape(*leading, -1)
         # Each distinct token (and the padding slot) is encoded once: about half the tokens of a
         # batch of sentences repeat one. flat: (U, 50); inverse: (N,) each token's row in flat.
         flat, inverse = torch.unique(
@@ -57,12 +62,63 @@ class CharCNN(nn.Module):
             pooled = [self._activation(conv(embedded).amax(dim=-1)) for conv in self.convs]
             parts.append(torch.cat(pooled, dim=-1))  # (G, F)
         hidden = torch.cat(parts)[torch.argsort(order)]  # (U, F) back in the order of `flat`
+        return self._highway_and_projection(hidden)[inverse].reshape(*leading, -1)  # (..., P)
+
+    def _highway_and_projection(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Pooled filter outputs (N, F) → token vectors (N, P)."""
         num_filters = hidden.shape[-1]
         for highway in self.highways:
-            both = highway(hidden)  # (U, 2F)
+            both = highway(hidden)  # (N, 2F)
             gate = torch.sigmoid(both[:, num_filters:])
             hidden = gate * torch.relu(both[:, :num_filters]) + (1 - gate) * hidden
-        return self.projection(hidden)[inverse].reshape(*leading, -1)  # (..., P)
+        return self.projection(hidden)
+
+    def _pooled_as_one_product(self, rows: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """Activated max-pooled filter outputs (N, F) of char-id rows (N, 50), every filter in one
+        matrix product in `dtype` per group of rows: what `forward` computes under autocast
+        (mixed-precision pretraining, whose rows are distinct tokens already, so they are not made
+        unique again). Done as convolutions, the five small products and their backward passes
+        cost more than this one larger product in bfloat16.
+
+        The window of K characters (the widest filter's width) at each position is one row of a
+        (positions, K·C) matrix and the filters, zero beyond their own width, are one (K·C, F)
+        matrix, so each product is a convolution's sum in another order. Positions run to the
+        group's useful width W: a window that a filter of width w lacks in the convolution over W
+        positions (past W − w) lies in the row's repeated tail, equal to a window the
+        convolution has; past character 50 (only when W + K − 1 > 50) a filter's positions are cut
+        at 50 − w, so the zero padding there only meets zero weights. The bias comes after the
+        max (the same value: rounding is monotonic).
+        """
+        kernel = self._max_width
+        widest = [functional.pad(c.weight, (0, kernel - c.weight.shape[-1])) for c in self.convs]
+        weight = torch.cat(widest)  # (F, C, K)
+        weight = weight.flatten(1).T.to(dtype)  # (C·K, F), rows in the order of `unfold`
+        table = self.char_embed.weight.to(dtype)
+        widths = self._useful_widths(rows)  # (N,)
+        order = torch.argsort(widths, stable=True)
+        padded = functional.pad(rows, (0, kernel - 1))  # (N, 50 + K - 1), char id 0: zero vectors
+        counts = [count for _, count in self.options.filters]
+        parts = []
+        for group in order.split(CONV_GROUP_ROWS):
+            width = int(widths[group[-1]])
+            chars = padded[group, : width + kernel - 1]
+            embedded = functional.embedding(chars, table, self.char_embed.padding_idx)
+            products = embedded.unfold(1, kernel, 1).flatten(2) @ weight  # (G, W, F)
+            if width + kernel - 1 <= MAX_CHARACTERS_PER_TOKEN:
+                parts.append(products.amax(dim=1))
+            else:  # a filter of width w has 50 - w + 1 positions
+                columns = products.split(counts, dim=-1)
+                parts.append(
+                    torch.cat(
+                        [
+                            part[:, : MAX_CHARACTERS_PER_TOKEN - w + 1].amax(dim=1)
+                            for (w, _), part in zip(self.options.filters, columns, strict=True)
+                        ],
+                        dim=-1,
+                    )
+                )
+        pooled = torch.cat(parts)[torch.argsort(order)].float()
+        return self._activation(pooled + torch.cat([conv.bias for conv in self.convs]))
 
     def _useful_widths(self, flat: torch.Tensor) -> torch.Tensor:
         """Character positions each row (U, 50) needs for an exact max-pool: (U,) int64.

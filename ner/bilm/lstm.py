@@ -221,7 +221,9 @@ class ProjectedBiLSTM(nn.Module):
         time = torch.arange(steps).unsqueeze(1)  # (T, 1)
         counts = (lengths[order].unsqueeze(0) > time).sum(dim=1).tolist()
         order, restore = order.to(inputs.device), restore.to(inputs.device)
-        hidden = inputs[:, order].transpose(1, 2)  # (D, T, B, P_in) sorted rows, time-major
+        # (D, T, B, P_in) sorted rows, time-major, in the state's dtype: under autocast the
+        # inputs come in bfloat16, and the cell state, outputs and carried state stay float32.
+        hidden = inputs[:, order].transpose(1, 2).to(state.h.dtype)
         outputs, final_h, final_c = [], [], []
         for index, layer in enumerate(self.layers):
             hidden = functional.dropout(hidden, self.dropout, self.training)

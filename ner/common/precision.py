@@ -1,4 +1,4 @@
-"""The precision of the LSTMs' matrix products at prediction time: ``float32`` or ``bfloat16``.
+"""The precision of the biLM's and the tagger's matrix products: ``float32`` or ``bfloat16``.
 
 Prediction spends most of its time in the matrix products of two LSTMs (the biLM's and the
 tagger's). In ``bfloat16`` those products take bfloat16 operands, which CPUs with bfloat16
@@ -7,16 +7,23 @@ char-CNNs, the scalar mix, the LSTM cell state, the CRF) stays in float32. The t
 runs torch's fused kernel, which keeps a float32 cell state only through oneDNN (CPUs); where
 torch runs another kernel (GPUs, CPUs without bfloat16 support) that BiLSTM stays in float32.
 It changes numbers: span confidences move by about 0.01 and a tag changes now and then
-(docs/serving.md, "Faster prediction in bfloat16", has the measured figures). Training always
-runs in float32: the setting only acts while no gradient is taken.
+(docs/serving.md, "Faster prediction in bfloat16", has the measured figures). A tagger always
+trains in float32: the setting only acts while no gradient is taken.
+
+Pretraining (`pretrain.precision`) trains in mixed precision instead: `training_autocast` runs the
+forward pass under `torch.autocast`, which gives every matrix product and convolution bfloat16
+operands while the weights, their gradients, the optimizer state and the loss stay float32.
 """
 
+import contextlib
 import logging
 from pathlib import Path
 
 import torch
 
 PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}
+BFLOAT16_CPU_FLAGS = {"avx512_bf16", "amx_bf16"}  # /proc/cpuinfo flags of native bfloat16 products
+CPUINFO = Path("/proc/cpuinfo")
 log = logging.getLogger(__name__)
 
 
@@ -48,16 +55,45 @@ def fused_lstm_keeps_float32_cell(device: torch.device) -> bool:
         return False
 
 
-def warn_if_slow(
-    precision: str, device: torch.device, cpuinfo: Path = Path("/proc/cpuinfo")
-) -> None:
+def has_bfloat16(device: torch.device, cpuinfo: Path = CPUINFO) -> bool:
+    """Whether `device` multiplies bfloat16 natively: a GPU that supports it without emulation, or
+    a CPU whose flags in `cpuinfo` (Linux's) include AVX512-BF16 or AMX-BF16 (False without it)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    if device.type != "cpu" or not cpuinfo.exists():
+        return False
+    return bool(set(cpuinfo.read_text(errors="replace").split()) & BFLOAT16_CPU_FLAGS)
+
+
+def warn_if_slow(precision: str, device: torch.device, cpuinfo: Path = CPUINFO) -> None:
     """Log a warning when bfloat16 is asked for on a CPU without bfloat16 instructions (where
     `cpuinfo`, Linux's, says): there it is emulated and slower than float32."""
     if precision != "bfloat16" or device.type != "cpu" or not cpuinfo.exists():
         return
-    flags = set(cpuinfo.read_text(errors="replace").split())
-    if not flags & {"avx512_bf16", "amx_bf16"}:
+    if not has_bfloat16(device, cpuinfo):
         log.warning(
-            "precision bfloat16: this CPU has no bfloat16 instructions (avx512_bf16, amx_bf16), "
-            "so prediction will be slower than in float32"
+            "precision bfloat16: this CPU has no bfloat16 instructions (%s), so it will run "
+            "slower than in float32",
+            ", ".join(sorted(BFLOAT16_CPU_FLAGS)),
         )
+
+
+def training_precision(setting: str, device: torch.device, cpuinfo: Path = CPUINFO) -> str:
+    """The precision a training run uses: `setting`, or for ``auto`` bfloat16 where `device`
+    multiplies it natively and float32 elsewhere."""
+    if setting == "auto":
+        return "bfloat16" if has_bfloat16(device, cpuinfo) else "float32"
+    product_dtype(setting)  # checks the name
+    return setting
+
+
+def training_autocast(
+    precision: str, device: torch.device
+) -> contextlib.AbstractContextManager[object]:
+    """The context of a training step's forward pass: `torch.autocast` to bfloat16 on `device`'s
+    type (CPU or CUDA), or nothing at all for float32, so that a float32 step is exactly the step
+    without this context."""
+    dtype = product_dtype(precision)
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtype)

@@ -62,6 +62,9 @@ class PretrainSettings:
     seed: int = 1
     threads: str | None = "auto"  # torch CPU threads per process: a number, or auto
     device: str = "auto"  # auto | cpu | cuda
+    # Of the training steps' products: float32, bfloat16 (mixed precision), or auto (bfloat16
+    # where the device multiplies it natively)
+    precision: str = one_of("auto", "float32", "bfloat16", default="float32")
     # An existing biLM to continue from: {options: PATH, weights: PATH} (checked by `validate`;
     # OmegaConf cannot merge an override into a typed node that is null).
     init_from: Any = None

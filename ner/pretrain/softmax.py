@@ -73,6 +73,7 @@ class SoftmaxOutput(nn.Module):
         count = len(targets)
         true_logit = (hidden * weight[:count]).sum(-1) + bias[:count] - log_expected[:count]  # (N,)
         sampled = torch.addmm(bias[count:] - log_expected[count:], hidden, weight[count:].T)
+        sampled = sampled.float()  # under autocast a bfloat16 product: the loss is float32
         rows, columns = accidental_hits(targets, negatives)
         with torch.no_grad():  # in place, unrecorded: no copy of the (N, S) logits either way
             # The matmul's backward does not read its output, and logsumexp's backward,

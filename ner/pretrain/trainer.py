@@ -32,6 +32,7 @@ from ner.bilm.options import BiLMOptions
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.memory import keep_freed_memory
 from ner.common.paths import data_dir
+from ner.common.precision import training_autocast, training_precision, warn_if_slow
 from ner.common.threads import cpu_threads, pick_device
 from ner.common.wandb_run import start_wandb
 from ner.pretrain.corpus import CorpusError, EncodedCorpus, encode_corpus
@@ -197,10 +198,16 @@ def train_step(
     negatives: torch.Tensor,
     optimizer: torch.optim.Optimizer,
     clip_norm: float,
+    precision: str = "float32",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, LSTMState]:
     """One update on the mean of the two directions' losses; returns the losses (detached), the
-    gradient norm before clipping, and the state to carry into the next window."""
-    forward_loss, backward_loss, state = model(batch, state, negatives)
+    gradient norm before clipping, and the state to carry into the next window.
+
+    In bfloat16 the forward pass runs under autocast (its products in bfloat16); the backward pass
+    follows the forward's dtypes, so the float32 weights get float32 gradients.
+    """
+    with training_autocast(precision, negatives.device):
+        forward_loss, backward_loss, state = model(batch, state, negatives)
     optimizer.zero_grad(set_to_none=True)
     ((forward_loss + backward_loss) / 2).backward()
     grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
@@ -228,6 +235,9 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
             f"{env.world_size} processes"
         )
     torch.manual_seed(settings.seed + env.rank)
+    precision = training_precision(settings.precision, env.device)
+    warn_if_slow(precision, env.device)
+    logger.info("precision %s on %s", precision, env.device)
 
     corpus = encode_corpus(
         list(cfg.corpus.sources), cfg.corpus.heldout_per_mille, cfg.corpus.max_sentence_tokens
@@ -322,7 +332,13 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
                 state, settings.state_reset_probability, generator, settings.batch_size, rows
             )
             forward_loss, backward_loss, grad_norm, state = train_step(
-                run, batch, state, negatives.to(env.device), optimizer, settings.clip_norm
+                run,
+                batch,
+                state,
+                negatives.to(env.device),
+                optimizer,
+                settings.clip_norm,
+                precision,
             )
             scheduler.step()
             position["step"] += 1
@@ -380,7 +396,7 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
     metrics = None
     if env.is_main:
         epochs = position["epoch"] + position["epoch_step"] / batcher.steps_per_epoch
-        metrics = finish(model, corpus, vocab_size, cfg, position, epochs, output_dir)
+        metrics = finish(model, corpus, vocab_size, cfg, position, epochs, output_dir, precision)
         if wandb_run is not None:
             wandb_run.summary.update(
                 {f"heldout_ppl_{k}": v for k, v in metrics["perplexity"].items()}
@@ -400,6 +416,7 @@ def finish(
     position: dict[str, Any],
     epochs: float,
     output_dir: Path,
+    precision: str,
 ) -> dict[str, Any]:
     """Held-out perplexities, then options.json + weights.hdf5 + vocab.txt + metrics.json."""
     ppl = perplexities(model, corpus, cfg)
@@ -412,6 +429,7 @@ def finish(
         "epochs": epochs,
         "tokens_seen": position["step"] * positions_per_step,
         "train_seconds": position["elapsed_s"],
+        "precision": precision,  # of the training steps (held-out perplexity: always float32)
         "vocab_size": vocab_size,
         "types": len(corpus.types),
         "train_tokens": corpus.train.num_tokens,

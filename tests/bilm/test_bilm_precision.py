@@ -3,7 +3,9 @@
 import torch
 
 from ner.bilm.bilm import BiLM
+from ner.bilm.char_cnn import CharCNN
 from ner.bilm.char_ids import batch_to_ids
+from ner.bilm.options import BiLMOptions
 
 
 def test_bfloat16_products_stay_close_to_float32(fixture_dir, fixture_sentences):
@@ -38,3 +40,36 @@ def test_training_ignores_the_product_dtype(fixture_dir, fixture_sentences):
     with torch.no_grad():
         predicted, _ = model(ids)
     assert not torch.equal(predicted, exact)
+
+
+def test_char_cnn_as_one_product_equals_the_convolutions():
+    # Under autocast (mixed-precision pretraining) the char-CNN runs all filters as one product:
+    # in float32 it must give the convolutions' numbers, for short tokens and for tokens whose
+    # characters fill all 50 slots (no repeated tail: a filter's last positions must be cut).
+    options = BiLMOptions.from_dict(
+        {
+            "lstm": {"dim": 8, "projection_dim": 4, "n_layers": 1, "cell_clip": 3,
+                     "proj_clip": 3, "use_skip_connections": True},
+            "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 4], [3, 6], [5, 8]],
+                         "n_highway": 1, "n_characters": 262, "max_characters_per_token": 50,
+                         "activation": "relu"},
+        }
+    )  # fmt: skip
+    torch.manual_seed(0)
+    cnn = CharCNN(options)
+    with torch.no_grad():
+        cnn.char_embed.weight[1:].normal_()  # row 0 (padding) stays zero
+    words = ["EU", "rejects", "x" * 46, "y" * 48, "é" * 30, "z" * 60, ",", "1987"]
+    ids = batch_to_ids([words])[0]  # (8, 50)
+    exact = cnn(ids)
+    rows = ids.reshape(-1, 50)
+    product = cnn._highway_and_projection(cnn._pooled_as_one_product(rows, torch.float32))
+    torch.testing.assert_close(product, exact, rtol=1e-5, atol=1e-5)
+    exact_grads = torch.autograd.grad(exact.square().sum(), list(cnn.parameters()))
+    product_grads = torch.autograd.grad(product.square().sum(), list(cnn.parameters()))
+    for want, got in zip(exact_grads, product_grads, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = cnn(ids)
+    assert mixed.shape == exact.shape
+    assert (mixed.float() - exact).abs().amax() < 0.02 * exact.abs().amax()

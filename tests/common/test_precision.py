@@ -6,7 +6,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from ner.common.precision import active_dtype, product_dtype, warn_if_slow
+from ner.common.precision import (
+    active_dtype,
+    product_dtype,
+    training_autocast,
+    training_precision,
+    warn_if_slow,
+)
 
 
 def test_precision_names() -> None:
@@ -39,3 +45,30 @@ def test_warns_when_the_cpu_lacks_bfloat16(tmp_path: Path, caplog, flags, precis
         warn_if_slow(precision, torch.device("cpu"), cpuinfo)
         warn_if_slow(precision, torch.device("cpu"), tmp_path / "missing")  # not Linux: silent
     assert ("no bfloat16 instructions" in caplog.text) == warned
+
+
+@pytest.mark.parametrize(
+    ("flags", "setting", "chosen"),
+    [
+        ("fpu avx512f avx512_bf16", "auto", "bfloat16"),
+        ("fpu amx_bf16 amx_tile", "auto", "bfloat16"),
+        ("fpu avx2 avx512f", "auto", "float32"),
+        ("fpu avx2", "bfloat16", "bfloat16"),  # asked for: kept (and warned about)
+        ("fpu avx512_bf16", "float32", "float32"),
+    ],
+)
+def test_training_precision_auto_follows_the_cpu(tmp_path: Path, flags, setting, chosen):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    assert training_precision(setting, torch.device("cpu"), cpuinfo) == chosen
+    assert training_precision("auto", torch.device("cpu"), tmp_path / "missing") == "float32"
+    with pytest.raises(ValueError, match="got 'half'"):
+        training_precision("half", torch.device("cpu"), cpuinfo)
+
+
+def test_training_autocast_is_nothing_in_float32():
+    x, w = torch.randn(4, 8), torch.randn(8, 3)
+    with training_autocast("float32", torch.device("cpu")):
+        assert not torch.is_autocast_enabled("cpu") and (x @ w).dtype == torch.float32
+    with training_autocast("bfloat16", torch.device("cpu")):
+        assert (x @ w).dtype == torch.bfloat16

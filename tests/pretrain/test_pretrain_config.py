@@ -57,6 +57,7 @@ def test_wrong_types_and_typos_fail_while_composing(override, message):
         ("corpus.heldout_per_mille=1000", "corpus.heldout_per_mille=1000: expected a number <"),
         ("pretrain.threads=0", "pretrain.threads=0: expected a positive number or auto"),
         ("wandb.mode=loud", "wandb.mode=loud: expected one of online, offline, disabled"),
+        ("pretrain.precision=half", "pretrain.precision=half: expected one of auto, float32"),
     ],
 )
 def test_values_out_of_range_are_rejected_naming_key_and_value(override, message):
