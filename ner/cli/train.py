@@ -72,7 +72,7 @@ def run(cfg: DictConfig) -> float:
     except TrainingDiverged as error:
         if not in_search():
             exit_for_user("ner-train", error)
-        logger.error("this trial scores 0: %s", error)
+        logger.error("this trial scores dev F1 0: %s", error)
         return 0.0
     except NerError as error:
         exit_for_user("ner-train", error)

@@ -42,6 +42,7 @@ from safetensors.torch import load_file, save_file
 from ner.common.archives import ArchiveError
 from ner.common.downloads import DownloadRefused, fetch, is_url, sha256_file
 from ner.common.files import atomic_directory, write_json
+from ner.data.labels import TOKENS
 from ner.data.tag_schemes import SCHEMES
 
 logger = logging.getLogger(__name__)
@@ -243,8 +244,8 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
     if not isinstance(manifest.get("metadata"), dict):
         fail("metadata", "an object", manifest.get("metadata"))
     scheme = manifest["metadata"].get("corpus_scheme")
-    if scheme is not None and scheme not in SCHEMES:
-        fail("metadata.corpus_scheme", f"one of {', '.join(SCHEMES)} (or null)", scheme)
+    if scheme is not None and scheme not in (*SCHEMES, TOKENS):
+        fail("metadata.corpus_scheme", f"one of {', '.join((*SCHEMES, TOKENS))} (or null)", scheme)
     digests = manifest.get("sha256")
     if not (
         isinstance(digests, dict)

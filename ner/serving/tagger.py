@@ -276,9 +276,14 @@ class Tagger:
         if model.elmo_mix is not None and bilm is None:
             raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
         check_vocabularies(model, encoder)
+        # A per-token model's corpus has the scheme `TOKENS`; tags can be converted only to chunk
+        # schemes.
+        allowed = {"corpus_scheme": (*SCHEMES, TOKENS), "tag_scheme": SCHEMES}
         for name, scheme in (("corpus_scheme", corpus_scheme), ("tag_scheme", tag_scheme)):
-            if scheme is not None and scheme not in SCHEMES:
-                raise ValueError(f"{name} must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+            if scheme is not None and scheme not in allowed[name]:
+                raise ValueError(
+                    f"{name} must be one of {', '.join(allowed[name])}, got {scheme!r}"
+                )
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
         self.encoder = encoder

@@ -22,7 +22,7 @@ def test_predict_with_an_unknown_encoding_is_a_one_line_error():
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
-        "ner-predict: error: argument --encoding: unknown encoding 'bogus'"
+        "ner-predict: error: argument --encoding: unknown text encoding 'bogus'"
     )
 
 

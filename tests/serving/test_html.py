@@ -61,7 +61,7 @@ def check_page(texts: list[str]) -> None:
     embedded = page[start : page.index("</script>", start)]
     # Nothing in it can end the element or open a comment/script state in the HTML parser.
     assert not set(embedded) & set("<>&\u2028\u2029")
-    assert json.loads(embedded) == {"labels": ["PER"], "records": records}
+    assert json.loads(embedded) == {"kind": "spans", "labels": ["PER"], "records": records}
     parser = Scripts()
     parser.feed(page)
     assert len(parser.scripts) == 2 and parser.scripts[0] == embedded

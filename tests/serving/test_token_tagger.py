@@ -89,7 +89,7 @@ def test_each_token_gets_its_label_and_probability(saved):
 def test_the_server_answers_labels_and_confidences(saved):
     _, _, directory = saved
     tagger = Tagger.load(directory)
-    with TestClient(create_app(tagger, directory)) as client:
+    with TestClient(create_app(tagger, directory), base_url="http://localhost") as client:
         info = client.get("/info").json()
         assert info["label_kind"] == "tokens" and info["labels"] == LABELS
         assert (info["dev_accuracy"], info["test_accuracy"]) == (91.5, 90.25)
