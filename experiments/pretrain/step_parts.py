@@ -3,7 +3,7 @@
     .venv/bin/python experiments/pretrain/step_parts.py --threads 1 --rounds 5 \\
         --out experiments/results/pretrain/step_parts.json
 
-Builds the default biLM shape (ner/conf/pretrain.yaml) on one batch of the default corpus (64
+Builds the default biLM shape (conf/pretrain.yaml) on one batch of the default corpus (64
 streams × 20 positions, 2048 negatives) and times, in this process's CPU time, the forward and
 backward pass of each part on its own, in float32 and under `pretrain.precision=bfloat16`'s
 autocast, alternating between the precisions: the char-CNN over the batch's distinct tokens, the
@@ -32,7 +32,7 @@ from ner.pretrain.streams import StreamBatcher
 from ner.pretrain.trainer import setup_process, train_step
 from ner.pretrain.vocabulary import vocabulary_size
 
-CONFIG = Path(__file__).resolve().parents[2] / "ner" / "conf" / "pretrain.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "conf" / "pretrain.yaml"
 PRECISIONS = ("float32", "bfloat16")
 
 
