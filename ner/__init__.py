@@ -8,7 +8,7 @@ __all__ = ["Tagger"]
 def __getattr__(name: str) -> Any:
     """Lazy exports: ``from ner import Tagger`` imports torch and the model only when asked."""
     if name == "Tagger":
-        from ner.serving.tagger import Tagger
+        from ner.model.tagger import Tagger
 
         return Tagger
     raise AttributeError(f"module 'ner' has no attribute {name!r}")

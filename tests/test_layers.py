@@ -1,6 +1,6 @@
-"""The package's imports run one way: entry points → training/serving → tagger/features/pretrain →
-bilm/data/embeddings → common. A module may import its own package or any lower layer, never a
-higher one, so the folder names draw the architecture."""
+"""The package's imports run one way: entry points → training/serving → model →
+tagger/features/pretrain → bilm/data/embeddings → common. A module may import its own package or
+any lower layer, never a higher one, so the folder names draw the architecture."""
 
 import ast
 from pathlib import Path
@@ -22,7 +22,8 @@ LAYERS = {
     "tagger": 3,
     "features": 3,
     "pretrain": 3,
-    "serving": 4,
+    "model": 4,
+    "serving": 5,
     "training": 5,
     "cli": 6,
     "conf": 6,

@@ -15,8 +15,8 @@ from fixture_files import FIXTURE
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.data.tag_schemes import convert_tags
-from ner.serving.archive import BiLMFiles
-from ner.serving.tagger import Tagger
+from ner.model.archive import BiLMFiles
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder, collate, tag_list
 from ner.tagger.model import TaggerModel
 

@@ -29,7 +29,7 @@ from ner.common.files import write_json
 from ner.common.precision import PRECISIONS
 from ner.data import load_corpus
 from ner.metrics import span_scores
-from ner.serving.tagger import TaggedText, Tagger
+from ner.model.tagger import TaggedText, Tagger
 
 
 def entities(result: TaggedText) -> dict[tuple[str, int, int], float]:

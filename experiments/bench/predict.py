@@ -37,8 +37,8 @@ import yaml
 from ner.bilm.bilm import BiLM
 from ner.bilm.options import BiLMOptions
 from ner.data import load_corpus
-from ner.serving.archive import BiLMFiles
-from ner.serving.tagger import Tagger
+from ner.model.archive import BiLMFiles
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder, entity_types, tag_list
 from ner.tagger.model import TaggerModel
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from predict import bilm_files, build_model
 
 from ner.data import load_corpus
-from ner.serving.tagger import Tagger
+from ner.model.tagger import Tagger
 
 
 def matmul_peak(size: int = 2048, repeats: int = 8) -> float:

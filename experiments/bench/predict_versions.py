@@ -42,8 +42,8 @@ REPO = Path(__file__).resolve().parents[2]
 CHILD = r"""
 import json, resource, sys, time
 import torch
-from ner.serving.archive import BiLMFiles
-from ner.serving.tagger import Tagger
+from ner.model.archive import BiLMFiles
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder
 from ner.tagger.model import TaggerModel
 

@@ -39,8 +39,8 @@ from ner.common.files import write_json
 from ner.common.memory import release_free_memory
 from ner.data import load_corpus
 from ner.data.tokenize import tokenize_sentences
+from ner.model.tagger import Tagger
 from ner.serving.batcher import MicroBatcher
-from ner.serving.tagger import Tagger
 
 SHIPPED_BILM = REPO / "ner" / "pretrained" / "elmo-small-news"
 PRECISIONS = ("float32", "bfloat16")

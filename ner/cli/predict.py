@@ -143,7 +143,7 @@ def tag_text_lines(
     tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out: IO[str]
 ) -> int:
     """Tag `text`/`tokens` input chunk by chunk; returns how many lines were skipped."""
-    from ner.serving.tagger import whitespace_tokens
+    from ner.model.tagger import whitespace_tokens
 
     skipped = 0
     lines = iter(lines)
@@ -195,7 +195,7 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
     gold tags everywhere; returns how many sentences were skipped."""
     from ner.data.tag_schemes import TagSchemeError, detect_scheme, guess_scheme
     from ner.metrics import evaluate_tags, span_scores
-    from ner.serving.tagger import whitespace_tokens
+    from ner.model.tagger import whitespace_tokens
 
     items = list(read_conll(lines))
     sentences = [item for item in items if isinstance(item, ConllSentence)]
@@ -357,8 +357,8 @@ def run(args: argparse.Namespace) -> int:
     """Load the model, tag the input, write the output; returns the exit status."""
     import torch
 
-    from ner.serving.archive import ArchiveError
-    from ner.serving.tagger import Tagger
+    from ner.model.archive import ArchiveError
+    from ner.model.tagger import Tagger
 
     for name in ("batch_size", "max_length", "chunk_lines", "threads"):
         if getattr(args, name) < 1:

@@ -111,8 +111,8 @@ def settings(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, load the model (once per worker), serve until interrupted."""
+    from ner.model.archive import ArchiveError, read_manifest
     from ner.serving.app import SETTINGS_VARIABLE, app_from_environment
-    from ner.serving.archive import ArchiveError, read_manifest
     from ner.serving.server import serve
 
     positive = ("workers", "threads", "max_batch_tokens", "max_queue", "max_body_bytes")

@@ -33,7 +33,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ner.common.downloads import is_url, sha256_file
 from ner.data.tag_schemes import split_tag
 from ner.data.tokenize import TOKENIZERS, Token, tokenize_sentences
-from ner.serving.archive import MANIFEST, read_manifest
+from ner.model.archive import MANIFEST, read_manifest
+from ner.model.tagger import TaggedText, Tagger, joined_tokens
 from ner.serving.batcher import MicroBatcher, Overloaded
 from ner.serving.hosts import LOOPBACK, HostCheck
 from ner.serving.schema import (
@@ -46,7 +47,6 @@ from ner.serving.schema import (
     PredictRequest,
     PredictResponse,
 )
-from ner.serving.tagger import TaggedText, Tagger, joined_tokens
 
 PAGE = Path(__file__).with_name("page")
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ner.common.memory import release_free_memory
 from ner.data.tokenize import Token
-from ner.serving.tagger import Tagger
+from ner.model.tagger import Tagger
 
 logger = logging.getLogger(__name__)
 

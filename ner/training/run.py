@@ -29,8 +29,8 @@ from ner.common.threads import cpu_threads, pick_device
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
-from ner.serving.archive import BiLMFiles
-from ner.serving.tagger import save_tagger
+from ner.model.archive import BiLMFiles
+from ner.model.tagger import save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
 from ner.training.config import validate

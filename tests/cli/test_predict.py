@@ -137,7 +137,7 @@ def test_html_page_of_lines_with_script_text_and_line_separators(tmp_path: Path,
 def test_a_failed_run_keeps_the_existing_output_file(tmp_path: Path, capsys, monkeypatch) -> None:
     """The -o file is replaced only by a complete output: a run that fails after writing part
     of it (here the model fails on the second chunk of lines) leaves the old file as it was."""
-    from ner.serving.tagger import Tagger
+    from ner.model.tagger import Tagger
 
     predict, calls = Tagger.predict, []
 

@@ -6,7 +6,7 @@ import torch
 
 from ner.embeddings.glove import VectorTable, load_glove_table
 from ner.embeddings.pretrained import split_table
-from ner.serving.tagger import Tagger, save_tagger
+from ner.model.tagger import Tagger, save_tagger
 from ner.tagger.dataset import Encoder, tag_list
 from ner.tagger.model import TaggerModel
 

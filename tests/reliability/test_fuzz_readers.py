@@ -14,8 +14,8 @@ from tiny_tagger import FIXTURE, saved_model
 from ner.bilm.options import BiLMOptions, OptionsError
 from ner.cli.predict import main as predict_main
 from ner.data.columns import ColumnFormat, ColumnFormatError, read_column_file
+from ner.model.archive import ArchiveError, load_archive, manifest_digest
 from ner.pretrain.corpus import CorpusError, read_sentences
-from ner.serving.archive import ArchiveError, load_archive, manifest_digest
 
 PROFILE = settings.get_profile("reliability")
 BOM = "\ufeff".encode()

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tiny_tagger import saved_model
 
-from ner.serving.archive import ArchiveError, load_archive, manifest_digest
-from ner.serving.tagger import Tagger
+from ner.model.archive import ArchiveError, load_archive, manifest_digest
+from ner.model.tagger import Tagger
 
 
 def copy_model(tmp_path: Path) -> Path:

@@ -25,7 +25,7 @@ from ner.common.downloads import fetch
 from ner.common.files import TEMPORARY_MARK, atomic_write, remove_stale_temporaries
 from ner.common.paths import PROJECT_ROOT
 from ner.features.cache import ElmoFeatureCache, key_digest
-from ner.serving.tagger import Tagger
+from ner.model.tagger import Tagger
 
 HOST = socket.gethostname().replace("-", "_")
 SENTENCES = [["The", "cat", "sat", "."], ["Peter", "Blackburn", "visited", "Brussels", "."]] * 8
@@ -134,8 +134,8 @@ def test_kill_during_a_model_archive_write_keeps_the_previous_model(tmp_path):
         f"""
         import time
         from pathlib import Path
-        import ner.serving.archive as archive
-        from ner.serving.tagger import Tagger
+        import ner.model.archive as archive
+        from ner.model.tagger import Tagger
         tagger = Tagger.load({str(target)!r})
         def stalled_save_file(tensors, path, metadata=None):
             Path(path).write_bytes(b"half the weights")

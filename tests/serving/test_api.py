@@ -13,9 +13,9 @@ import uvicorn
 from live_server import RUN_SCORES, Server, free_port
 from tiny_tagger import one_thread
 
+from ner.model.tagger import Tagger
 from ner.serving.app import create_app
 from ner.serving.schema import Limits
-from ner.serving.tagger import Tagger
 
 TEXT = "Peter Smith lives in Rome. Anna went to Berlin!"
 JSON = {"Content-Type": "application/json"}

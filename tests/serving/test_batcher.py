@@ -10,8 +10,8 @@ from tiny_tagger import one_thread, saved_model
 
 from ner.common.memory import release_free_memory
 from ner.data.tokenize import tokenize_sentences
+from ner.model.tagger import Tagger
 from ner.serving.batcher import MicroBatcher
-from ner.serving.tagger import Tagger
 
 TEXTS = ["Peter Smith lives in Rome.", "Anna went to Berlin!", "It rained on Monday.", "Rome"]
 

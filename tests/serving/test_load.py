@@ -8,8 +8,8 @@ import pytest
 from live_server import Server
 from tiny_tagger import corpus, one_thread
 
+from ner.model.tagger import Tagger
 from ner.serving.load import LoadReport, run_load
-from ner.serving.tagger import Tagger
 
 TEXTS = [" ".join(tokens) for tokens, _ in corpus()] + [
     "Peter Smith lives in Rome. Anna went to Berlin!",

@@ -1,4 +1,4 @@
-"""The `Tagger` API and the model directory (ner/serving/tagger.py, archive.py) on a tiny real
+"""The `Tagger` API and the model directory (ner/model/tagger.py, archive.py) on a tiny real
 model trained on the fixture biLM (tests/tiny_tagger.py)."""
 
 import dataclasses
@@ -19,14 +19,14 @@ from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.options import BiLMOptions
 from ner.data.tag_schemes import tags_to_spans
-from ner.serving.archive import (
+from ner.model.archive import (
     FORMAT_VERSION,
     ArchiveError,
     BiLMFiles,
     load_archive,
     manifest_digest,
 )
-from ner.serving.tagger import Tagger
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import collate
 from ner.training.config import ElmoConfig
 

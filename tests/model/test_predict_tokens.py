@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tiny_tagger import one_thread, saved_model
 
-from ner.serving.tagger import Tagger
+from ner.model.tagger import Tagger
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 from tiny_tagger import one_thread, saved_model
 
 from ner.cli.predict import main
-from ner.serving.tagger import Tagger
+from ner.model.tagger import Tagger
 
 POST = "Off to Paris with @Anna_Smith #travel :) https://t.co/x"
 

@@ -33,7 +33,7 @@ from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
-from ner.serving.archive import (
+from ner.model.archive import (
     WEIGHTS,
     ArchiveError,
     BiLMFiles,
@@ -161,7 +161,7 @@ def save_tagger(
     weights, the encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags;
     ``pretrained_words.json``: the words whose frozen float16 vectors follow the trained rows),
     the biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
-    the record; options: for `ner.serving.archive.save_archive` (e.g. ``embed_bilm_max_bytes``)."""
+    the record; options: for `ner.model.archive.save_archive` (e.g. ``embed_bilm_max_bytes``)."""
     return save_archive(
         directory,
         model=model,
@@ -328,7 +328,7 @@ class Tagger:
     def load(
         cls, directory: str | Path, *, allow_download: bool = False, **options: Any
     ) -> "Tagger":
-        """Load a model directory (see `ner.serving.archive`); allow_download: fetch a biLM
+        """Load a model directory (see `ner.model.archive`); allow_download: fetch a biLM
         that the folder gives as a URL (off by default: the folder chooses the address);
         `options` go to the constructor."""
         archive = load_archive(directory, allow_download=allow_download)

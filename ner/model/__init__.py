@@ -1,0 +1,1 @@
+"""A trained tagger as users hold it: the `model/` folder format and the `Tagger` that loads it."""
