@@ -20,7 +20,7 @@ from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.model.archive import MANIFEST, load_archive
-from ner.model.tagger import Tagger
+from ner.model.tagger import Tagger, pretrained_words_of
 from ner.tagger.dataset import Encoder
 from ner.training.evaluation import score_split
 from ner.training.setup import bilm_files, load_splits
@@ -64,18 +64,17 @@ def run_tagger(
         return Tagger.load(model_dir, **options)
     path = run_dir / "checkpoints" / f"{checkpoint}.pt"
     saved = load_checkpoint(path)
-    if has_model:
+    encoder = Encoder.from_json(saved["encoder"])
+    if has_model:  # the checkpoint holds the pretrained vectors: only their words are needed
         archive = load_archive(model_dir)
-        words = archive.vocabularies.get("pretrained_words")
-        words = Vocabulary.from_json(words) if words is not None else None
-        bilm = archive.bilm
+        words, bilm = pretrained_words_of(archive, encoder)[0], archive.bilm
     else:
         words, bilm = pretrained_words(saved, config), bilm_files(config.get("elmo"))
     return Tagger.restore(
         path,
         saved["model_config"],
         saved["model"],
-        saved["encoder"],
+        encoder,
         words,
         bilm,
         corpus_scheme=saved.get("corpus_scheme"),
