@@ -13,6 +13,7 @@ from ner.data.lines import Undecodable, read_text_lines, splits_as_bytes
 
 # Separators by name, for command lines where a tab is hard to type (`data.options.separator=tab`).
 SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "space": " "}
+DOCSTART = "-DOCSTART-"  # the first field of a document-boundary line in CoNLL files
 
 
 class ColumnFormatError(NerError, ValueError):
@@ -32,7 +33,7 @@ class ColumnFormat:
 
     columns: Sequence[str] = ("tokens", "tags")
     separator: str | None = None
-    docstart: str | None = "-DOCSTART-"
+    docstart: str | None = DOCSTART
     encoding: str = "utf-8"
     max_sentence_tokens: int | None = 5000
 
@@ -69,7 +70,7 @@ class Sentence:
 def first_width(
     path: str | Path,
     separator: str | None = None,
-    docstart: str | None = "-DOCSTART-",
+    docstart: str | None = DOCSTART,
     encoding: str = "utf-8",
 ) -> int:
     """The number of columns on the first token line of `path` (for `ColumnFormat.from_indices`)."""
