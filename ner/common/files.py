@@ -11,6 +11,8 @@ Every write of a result, cache entry, checkpoint or download goes through here:
   target is written.
 - `file_lock`: one process at a time builds or repairs a shared entry; the others wait and then
   use what it built.
+- `open_input`: a file the user named, opened for reading; a missing or unreadable one is the
+  user's error (one line naming it), not a traceback.
 
 Whatever library wrote them (safetensors and mkdtemp make owner-only files), finished files and
 folders get the usual permissions from the umask (0o666 / 0o777 minus the umask), so a data
@@ -29,8 +31,19 @@ from typing import IO, Any
 
 import filelock
 
+from ner.common.errors import file_error
+
 TEMPORARY_MARK = ".tmp-"
 _HOST = socket.gethostname().replace("-", "_") or "host"
+
+
+def open_input(path: str | Path, mode: str = "rb") -> IO:
+    """Open a file the user named for reading; an `OSError` becomes the user's error naming the
+    file (`ner.common.errors.file_error`)."""
+    try:
+        return open(path, mode)
+    except OSError as error:
+        raise file_error(path, error) from None
 
 
 def temporary_sibling(path: Path) -> Path:
