@@ -9,11 +9,11 @@ Prints the scores (seqeval default and strict, per type) as JSON and writes them
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 
 import torch
 
+from ner.common.errors import NerError, exit_for_user
 from ner.common.threads import cpu_threads
 from ner.training.reevaluate import evaluate_run
 
@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> None:
             batch_size=args.batch_size,
             device=args.device,
         )
-    except (OSError, ValueError) as error:
-        sys.exit(f"ner-evaluate: {error}")
+    except NerError as error:  # not a run, a corpus that cannot be read: one line, status 2
+        exit_for_user("ner-evaluate", error)
     print(json.dumps(scores, indent=1))
 
 
