@@ -40,7 +40,7 @@ class ColumnFormat:
     def __post_init__(self) -> None:
         missing = {"tokens", "tags"} - set(self.columns)
         if missing:
-            raise ValueError(f"columns {list(self.columns)} lack {sorted(missing)}")
+            raise ColumnFormatError(f"columns {list(self.columns)} lack {sorted(missing)}")
 
     @classmethod
     def from_indices(
@@ -52,7 +52,7 @@ class ColumnFormat:
             names[token_column] = "tokens"
             names[tag_column] = "tags"
         except IndexError:
-            raise ValueError(
+            raise ColumnFormatError(
                 f"token_column={token_column} / tag_column={tag_column} outside {width} columns"
             ) from None
         return cls(columns=tuple(names), **options)
