@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ner.cli.options import add_model_options, encoding_name, positive_int
-from ner.common.errors import NerError, file_error, report_user_error
-from ner.common.files import atomic_write, open_input, write_json
+from ner.common.errors import NerError, report_user_error
+from ner.common.files import open_input, open_output, write_json
 from ner.common.threads import cpu_threads
 from ner.data.tag_input import ConllSentence, Line, read_conll, read_lines
 from ner.data.tokenize import TOKENIZERS
@@ -149,8 +149,7 @@ def parser() -> argparse.ArgumentParser:
         "--threads",
         type=positive_int,
         default=cpu_threads("auto"),
-        help="torch CPU threads (default: half the cores, 1 to 4; as ner-train's auto: on a busy "
-        "machine oversubscribed OpenMP threads spin, and 2 threads ran 17x slower than 1 here)",
+        help="torch CPU threads (default: half the cores, 1 to 4; more than free cores spin)",
     )
     p.add_argument(
         "--chunk-lines",
@@ -182,24 +181,22 @@ def run(args: argparse.Namespace) -> int:
         source = (
             sys.stdin.buffer if args.input == "-" else files.enter_context(open_input(args.input))
         )
-        try:
-            out = (
-                sys.stdout
-                if args.output == "-"
-                else files.enter_context(atomic_write(args.output, "w", encoding="utf-8"))
-            )
-        except OSError as error:
-            raise file_error(args.output, error) from None
+        out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
         records = io.StringIO() if args.format == "html" else out  # html: jsonl first, then a page
         lines = read_lines(source, args.encoding)
         if args.input_format == "conll":
             skipped = tag_conll(tagger, lines, args, records)
         else:
             skipped = tag_lines(
-                tagger, lines, records, input_format=args.input_format,
-                output_format=args.format, batch_size=args.batch_size,
-                chunk_lines=args.chunk_lines, warn=_warn,
-            )  # fmt: skip
+                tagger,
+                lines,
+                records,
+                input_format=args.input_format,
+                output_format=args.format,
+                batch_size=args.batch_size,
+                chunk_lines=args.chunk_lines,
+                warn=_warn,
+            )
         if args.format == "html":
             name = "standard input" if args.input == "-" else Path(args.input).name
             out.write(tagger_page(tagger, records.getvalue(), name))
