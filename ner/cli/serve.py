@@ -23,7 +23,9 @@ def parser() -> argparse.ArgumentParser:
         prog="ner-serve",
         description="Serve a trained model directory (the model/ folder a run saves) over HTTP.",
     )
-    p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
+    p.add_argument(
+        "model", help="model directory (e.g. outputs/<run>/model) or shipped tagger (conll2003)"
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument(

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from ner.common.errors import MissingFileError
+from ner.common.paths import PRETRAINED_DIR
 
-PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 SHIPPED_MODEL = "elmo-small-news"
 
 

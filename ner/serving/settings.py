@@ -40,7 +40,10 @@ def _option(name: str) -> str:
 
 def server_settings(options: Mapping[str, Any]) -> dict[str, Any]:
     """The plain settings every worker process builds its application from, from ner-serve's
-    options (every one of them, by name); an option out of range is an `InputError`."""
+    options (every one of them, by name; ``model``: a folder or a shipped tagger's name); an
+    option out of range is an `InputError`."""
+    from ner.model.shipped import resolve_model
+
     for name in POSITIVE:
         if options[name] <= 0:
             raise InputError(f"{_option(name)} must be positive, got {options[name]}")
@@ -49,7 +52,7 @@ def server_settings(options: Mapping[str, Any]) -> dict[str, Any]:
     tagger = ("device", "precision", "max_length", "tag_scheme")
     limits = ("max_body_bytes", "max_texts", "max_text_chars", "max_tokens", "timeout")
     return {
-        "model": options["model"],
+        "model": str(resolve_model(options["model"])),
         "threads": options["threads"],
         "allowed_hosts": sorted(allowed_hosts(options["host"], options["allowed_hosts"])),
         "allow_download": options["allow_download"],

@@ -25,10 +25,7 @@ def test_missing_model_directory_is_a_clear_error(tmp_path: Path, capsys) -> Non
     assert main([str(tmp_path / "nothing"), "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
-    assert (
-        err.startswith(f"ner-serve: {tmp_path / 'nothing'} is not a model directory")
-        and "does not exist" in err
-    )
+    assert err.startswith(f"ner-serve: {tmp_path / 'nothing'} is neither a model folder")
 
 
 def test_missing_model_is_refused_before_starting_workers(tmp_path: Path, capsys) -> None:
@@ -49,5 +46,5 @@ def test_kernel_cache_is_limited_before_the_model_loads(
 ) -> None:
     for name in KERNEL_CACHE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    assert main([str(tmp_path / "nothing"), "--port", "1"]) == 2  # fails while loading
+    assert main([str(tmp_path), "--port", "1"]) == 2  # fails while loading
     assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "128"

@@ -142,8 +142,13 @@ def test_ner_data_of_a_malformed_corpus_prints_one_line(tmp_path, tiny_corpus):
     assert_one_line_user_error(done, "ner-data", f"{tiny_corpus / 'train.txt'}:2:")
 
 
-@pytest.mark.parametrize("program", ["predict", "serve"])
+@pytest.mark.parametrize("program", ["predict", "serve", "models"])
 def test_a_model_command_on_a_folder_that_is_no_model_prints_one_line(tmp_path, program):
-    arguments = [str(tmp_path / "text.txt")] if program == "predict" else ["--port", "1"]
-    done = run_cli(program, str(tmp_path / "model"), *arguments, tmp_path=tmp_path)
-    assert_only_line(done, f"ner-{program}", f"{tmp_path / 'model'} is not a model directory")
+    model = str(tmp_path / "model")
+    arguments = {
+        "predict": [model, str(tmp_path / "text.txt")],
+        "serve": [model, "--port", "1"],
+        "models": ["export", model, str(tmp_path / "compact")],
+    }[program]
+    done = run_cli(program, *arguments, tmp_path=tmp_path)
+    assert_only_line(done, f"ner-{program}", model)
