@@ -21,7 +21,7 @@ from ner.common.schema import ConfigError
 from ner.data.columns import ColumnFormatError
 from ner.data.tag_schemes import TagSchemeError
 from ner.embeddings.glove import EmbeddingFormatError
-from ner.features.cache import CacheError, NonFiniteFeaturesError
+from ner.features.cache import CacheError, CacheNotWritableError, NonFiniteFeaturesError
 from ner.pretrain.corpus import CorpusError
 from ner.reporting.runs import ReportError
 from ner.reporting.significance import PredictionsError
@@ -42,6 +42,7 @@ from ner.training.loop import TrainingDiverged
         (ColumnFormatError, ValueError),
         (TagSchemeError, ValueError),
         (CacheError, OSError),
+        (CacheNotWritableError, PermissionError),
         (NonFiniteFeaturesError, ValueError),
         (CorpusError, ValueError),
         (ReportError, ValueError),
