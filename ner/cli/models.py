@@ -57,7 +57,11 @@ def export(args: argparse.Namespace) -> None:
     tagger = Tagger.load(args.model)
     glove = tagger.config.get("embeddings", {}).get("glove", {}).get("source")
     config = portable_config(tagger.config)
+    prose = args.target / "MODEL_CARD.md"  # hand-written: kept when the folder is replaced
+    kept = prose.read_text(encoding="utf-8") if prose.is_file() else None
     tagger.save(args.target, config=config, compact=True, pretrained_source=glove)
+    if kept is not None:
+        prose.write_text(kept, encoding="utf-8")
     torch.set_num_threads(1)
     compact = Tagger.load(args.target)
     corpus = args.corpus or tagger.config.get("data", {}).get("name")
