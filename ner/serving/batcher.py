@@ -7,16 +7,17 @@ only thread that touches the model) and a queue. When the model is free, the wor
 request waiting, up to `max_batch_tokens` tokens, tags them all in one call and hands each
 request its own results; requests that come while the model is busy wait in the queue and make
 the next batch, which is therefore as large as the load. A free model waits only for requests
-it expects, for at most `arrival_wait` seconds after its last batch ended: those the server is
-already preparing (read, parsed, being tokenized: `arriving`), and as many as were in the server
-at once during the last batch (its clients, answered, send their next requests). Without that,
-C clients that each wait for their answer split into two cohorts that take turns on the model
-in batches of about C/2, each paying the model's per-call costs; with it they share one batch.
-A lone request, or the first after a quiet spell, starts at once. `max_wait` adds a fixed wait
-for more requests after the first (none by default). A request that timed out
-before its batch started is dropped, so a backlog does not grow behind requests nobody waits
-for. When the model fails on a batch, its requests are tagged one at a time, so only the request
-it cannot tag gets the error.
+it expects: those the server is already preparing (read, parsed, being tokenized: `arriving`),
+and as many as were in the server at once during the last batch (its clients, answered, send
+their next requests); it waits, after the last batch ended, for as long as that batch took, at
+least `arrival_wait` seconds and at most four times that (on a busy core everything slows
+together). Without that, C clients that each wait for their answer split into two cohorts that
+take turns on the model in batches of about C/2, each paying the model's per-call costs; with
+it they share one batch. A lone request, or the first after a quiet spell, starts at once.
+`max_wait` adds a fixed wait for more requests after the first (none by default). A request
+that timed out before its batch started is dropped, so a backlog does not grow behind requests
+nobody waits for. When the model fails on a batch, its requests are tagged one at a time, so
+only the request it cannot tag gets the error.
 
 When no request has come for `idle_after` seconds after some work, the worker hands the memory
 that the batches freed back to the system. Batches of varied sizes leave holes in the C heap that
@@ -61,7 +62,8 @@ class MicroBatcher:
     tagger: the model (used by the worker thread only); max_batch_tokens: a batch takes requests
     until it holds this many tokens (a larger single request runs alone); max_wait: seconds the
     worker waits for more requests after the first (0: it takes what is queued); arrival_wait:
-    seconds at most the worker waits for requests inside `arriving` before it starts a batch;
+    the least of how long a free model waits for requests it expects (`arriving`, or as many as
+    were in the server during its last batch) before it starts a batch;
     max_queue: waiting requests beyond which `submit` raises `Overloaded`; batch_size: sentences
     per forward pass inside a batch; on_idle: called on the worker thread once no request has come
     for `idle_after` seconds since the last batch (by default it returns the heap's free pages to
@@ -98,6 +100,7 @@ class MicroBatcher:
         self._peak = 0  # the most requests in the server at once since the last batch began
         self._expected = 0  # ... during the last batch: what the next one waits for
         self._free_since = 0.0  # time.monotonic() when the last batch ended
+        self._last_took = 0.0  # seconds the last batch took
         self._closed = False
         self._changed = threading.Condition()  # a request queued or arrived, or the queue closed
         self._worker = threading.Thread(target=self._run, name="ner-batcher", daemon=True)
@@ -135,7 +138,10 @@ class MicroBatcher:
             if len(self._waiting) >= self.max_queue:
                 raise Overloaded(f"{self.max_queue} requests are already waiting")
             self._waiting.append(request)
-            self._count_in_server()
+            # (a request queued from inside `arriving` is counted there already)
+            self._peak = max(
+                self._peak, self._running + len(self._waiting) + max(self._arriving - 1, 0)
+            )
             self._changed.notify()
         return request.result
 
@@ -157,7 +163,8 @@ class MicroBatcher:
         batch = [self._waiting.popleft()]
         tokens = batch[0].tokens
         now = time.monotonic()
-        fixed, arrivals = now + self.max_wait, self._free_since + self.arrival_wait
+        patience = min(max(self.arrival_wait, self._last_took), 4 * self.arrival_wait)
+        fixed, arrivals = now + self.max_wait, self._free_since + patience
         while tokens < self.max_batch_tokens:
             if self._waiting:
                 request = self._waiting.popleft()
@@ -197,6 +204,7 @@ class MicroBatcher:
                 except Exception:  # the worker must outlive it, or every request would hang
                     logger.exception("the idle hook failed")
                 continue
+            started = time.monotonic()
             live = [r for r in batch if r.result.set_running_or_notify_cancel()]
             if live:
                 self._tag(live)
@@ -204,6 +212,7 @@ class MicroBatcher:
             with self._changed:
                 self._expected, self._running = self._peak, 0
                 self._free_since = time.monotonic()
+                self._last_took = self._free_since - started
 
     def _tag(self, requests: list[_Request]) -> None:
         """Tag `requests` in one model call and hand each its own results. If the call fails,
