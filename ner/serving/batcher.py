@@ -239,6 +239,8 @@ class MicroBatcher:
             return
         self.batches += 1
         self.requests += len(requests)
+        with self._changed:  # answered, they leave the server (their clients send their next)
+            self._running = max(0, self._running - len(requests))
         start = 0
         for request in requests:
             request.result.set_result(results[start : start + len(request.texts)])
