@@ -1,6 +1,6 @@
 """How does `ner-serve` hold up under load? Against `ner-predict` on the same text, side by side.
 
-    NER_DATA_DIR=data .venv/bin/python experiments/bench/serve.py --model conll2003 \\
+    .venv/bin/python experiments/bench/serve.py --model conll2003 \\
         --clients 16 --requests 200 --rounds 2 --out experiments/results/bench/serve_cpu.json
     # against an older version of the code (git worktree add --detach OLD_TREE <commit>)
     ... --old OLD_TREE
@@ -95,6 +95,14 @@ def predict_rate(model: Path | str, texts_file: Path, count: int, cpu: int | Non
         "texts_per_cpu_second": round(count / (used - startup), 1),
         "entities": sum(len(json.loads(line)["entities"]) for line in lines),
     }
+
+
+def tree_commit(tree: Path) -> str:
+    """The commit a checkout is at (short hash)."""
+    done = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or "unknown"
 
 
 def process_cpu_seconds(pid: int) -> float:
@@ -259,7 +267,7 @@ def main() -> None:
         "pinned": None
         if args.no_pin
         else {"model_process_core": args.server_cpu, "clients_core": args.client_cpu},
-        "old_tree": str(args.old) if args.old else None,
+        "old_tree_commit": tree_commit(args.old) if args.old else None,
         "rounds": rounds,
     }
     for name in trees:
