@@ -26,6 +26,7 @@ import torch
 from tqdm import tqdm
 
 from ner.bilm.char_ids import batch_to_ids
+from ner.common.batching import length_batches
 from ner.common.downloads import sha256_file
 from ner.common.errors import NerError
 from ner.common.files import atomic_directory, file_lock
@@ -147,26 +148,9 @@ class ElmoFeatureCache:
         return out
 
 
+# Padded tokens per biLM batch (unless a single sentence is longer), so very long sentences
+# run in small batches instead of exhausting memory. The biLM itself has no length limit.
 MAX_BATCH_TOKENS = 4096
-
-
-def _chunks(order: list[int], lengths: np.ndarray, batch_size: int) -> list[list[int]]:
-    """Consecutive groups of at most `batch_size` sentences and (unless a single sentence is
-    longer) at most `MAX_BATCH_TOKENS` padded tokens, so very long sentences run in small
-    batches instead of exhausting memory. The biLM itself has no length limit."""
-    chunks: list[list[int]] = []
-    for index in order:
-        current = chunks[-1] if chunks else None
-        longest = lengths[current[0]] if current else 0
-        if (
-            current
-            and len(current) < batch_size
-            and longest * (len(current) + 1) <= MAX_BATCH_TOKENS
-        ):
-            current.append(index)
-        else:
-            chunks.append([index])
-    return chunks
 
 
 class _LayerFile:
@@ -213,10 +197,11 @@ def _write_entry(
     num_tokens = int(offsets[-1])
     shape = (num_tokens, bilm.num_layers, bilm.output_dim)
     layers_file = _LayerFile(directory / LAYERS, shape)
-    order = [i for i in np.argsort(-lengths, kind="stable").tolist() if lengths[i] > 0]
     bar = tqdm(total=num_tokens, desc="ELMo features", unit="tok", disable=not progress)
     with torch.inference_mode():
-        for chunk in _chunks(order, lengths, batch_size):
+        for chunk in length_batches(
+            lengths, batch_size=batch_size, max_tokens=MAX_BATCH_TOKENS, skip_empty=True
+        ):
             batch = [sentences[i] for i in chunk]
             layers, _ = bilm(batch_to_ids(batch))  # (B, L, T, D)
             check_finite(layers, batch)

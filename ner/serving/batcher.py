@@ -106,7 +106,12 @@ class MicroBatcher:
 
     def _collect(self, first: _Request) -> tuple[list[_Request], bool]:
         """`first` plus the requests that arrive within `max_wait`, up to `max_batch_tokens`;
-        and whether the queue was closed meanwhile."""
+        and whether the queue was closed meanwhile.
+
+        Unlike `ner.common.batching`, this budget runs over a stream in arrival order: requests
+        are not all in hand and are never reordered (the first waiter goes first), and the
+        tokens counted are the requests' real ones. The tagger sorts the sentences of the
+        batch by length itself (`Tagger.tag_tokenized`)."""
         batch, tokens = [first], first.tokens
         deadline = time.monotonic() + self.max_wait
         while tokens < self.max_batch_tokens:

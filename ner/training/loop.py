@@ -23,11 +23,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ner.common.batching import length_batches
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.errors import NerError
 from ner.common.memory import release_free_memory
 from ner.tagger.batch import TaggerBatch
-from ner.tagger.dataset import Example, bucket_batches
+from ner.tagger.dataset import Example
 from ner.tagger.model import TaggerModel
 from ner.training.interrupt import StopRequest, TrainingInterrupted, stop_requests
 from ner.training.loggers import NullLogger
@@ -165,7 +166,8 @@ class Trainer:
         that it stays comparable across `mix_l2` settings) and the number of tokens. An epoch
         interrupted by a signal continues at the batch after the last one it finished."""
         generator = np.random.default_rng([self.seed, self.state.epoch])
-        batches = bucket_batches([len(e.words) for e in examples], self.batch_size, generator)
+        lengths = [len(e.words) for e in examples]
+        batches = length_batches(lengths, batch_size=self.batch_size, generator=generator)
         self.model.train()
         done = self.state.epoch_batches  # > 0 when resuming an interrupted epoch
         total_loss, total_tokens = self.state.epoch_loss, self.state.epoch_tokens
