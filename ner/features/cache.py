@@ -26,10 +26,10 @@ import torch
 from tqdm import tqdm
 
 from ner.bilm.char_ids import batch_to_ids
+from ner.common import keyed_cache
 from ner.common.batching import length_batches
 from ner.common.downloads import sha256_file
 from ner.common.errors import NerError
-from ner.common.files import atomic_directory, file_lock
 
 logger = logging.getLogger(__name__)
 
@@ -63,12 +63,6 @@ def cache_key(
         "batch_size": batch_size,
         "corpus": corpus,
     }
-
-
-def key_digest(key: dict[str, Any]) -> str:
-    """A short, stable name for a cache key."""
-    canonical = json.dumps(key, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
 
 
 class CacheError(NerError, OSError):
@@ -252,18 +246,20 @@ def open_or_build(
     Building and repairing happen under a lock on the entry: a concurrent run that needs the
     same entry waits and then reads what the first one built.
     """
-    directory = Path(root) / key_digest(key)
-    if (cache := _open_entry(directory, key, verify)) is not None:
-        return cache
-    try:
-        with file_lock(directory):
-            if (cache := _open_entry(directory, key, verify)) is not None:
-                return cache  # built by another process while we waited
-            with atomic_directory(directory, replace=True) as building:
-                _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
-    except PermissionError as error:
-        raise PermissionError(
+
+    def build(building: Path) -> None:
+        _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
+
+    def unwritable(error: PermissionError) -> PermissionError:
+        return PermissionError(
             f"the ELMo feature cache {root} is not writable, and this corpus has no entry in it "
             f"yet ({error}); make the folder writable or use another (NER_DATA_DIR)"
-        ) from None
-    return ElmoFeatureCache(directory, verify=False)
+        )
+
+    return keyed_cache.open_or_build(
+        Path(root) / keyed_cache.key_digest(key),
+        lambda directory: _open_entry(directory, key, verify),
+        build,
+        lambda directory, _: ElmoFeatureCache(directory, verify=False),
+        unwritable=unwritable,
+    )

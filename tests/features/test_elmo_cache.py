@@ -12,12 +12,12 @@ from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.common.batching import length_batches
 from ner.common.downloads import sha256_file
+from ner.common.keyed_cache import key_digest
 from ner.features.cache import (
     MAX_BATCH_TOKENS,
     NonFiniteFeaturesError,
     cache_key,
     corpus_fingerprint,
-    key_digest,
     open_or_build,
 )
 from ner.features.elmo import ElmoFeatures
