@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ner.common.errors import NerError
+from ner.common.files import write_json
 
 
 class OptionsError(NerError, ValueError):
@@ -166,4 +167,4 @@ class BiLMOptions:
 
     def save(self, path: str | Path) -> None:
         """Write options.json."""
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_json(path, self.to_dict(), indent=2)

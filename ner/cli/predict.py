@@ -281,8 +281,7 @@ def _score_labels(gold: list[list[str]], predicted: list[list[str]], args: argpa
         file=sys.stderr,
     )
     if args.scores:
-        with open(args.scores, "w", encoding="utf-8") as file:
-            json.dump(scores, file, indent=2)
+        write_json(args.scores, scores, indent=2)
 
 
 def write_html(tagger: Any, jsonl: str, args: argparse.Namespace, out: IO[str]) -> None:

@@ -25,13 +25,13 @@ values, the best one marked and given as a ready-to-run ``ner-train`` command
 """
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ner.common.files import write_json, write_text
 from ner.reporting.aggregate import markdown, settings_warnings, study_json, summarize
 from ner.reporting.runs import ReportError, group_runs, load_runs
 from ner.reporting.search import Search, find_searches, load_search, search_json
@@ -110,7 +110,7 @@ def insert_into(path: Path, text: str) -> None:
         raise ReportError(f"{path}: needs exactly one {BEGIN} line followed by one {END} line")
     head, rest = content.split(BEGIN)
     _, tail = rest.split(END)
-    path.write_text(f"{head}{BEGIN}\n{text.strip()}\n{END}{tail}", encoding="utf-8")
+    write_text(path, f"{head}{BEGIN}\n{text.strip()}\n{END}{tail}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,19 +151,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         out.mkdir(parents=True, exist_ok=True)
         report = render(summaries, warnings, figures, out, comparisons, searches)
-        (out / "report.md").write_text(report, encoding="utf-8")
+        write_text(out / "report.md", report)
         content = {
             "groups": summaries,
             "comparisons": comparisons,
             "warnings": warnings,
             "searches": [search_json(search, out) for search in searches],
         }
-        (out / "report.json").write_text(json.dumps(content, indent=1), encoding="utf-8")
+        write_json(out / "report.json", content)
         if args.study_json:
             args.study_json.mkdir(parents=True, exist_ok=True)
             for corpus in sorted({s["corpus"] for s in summaries}):
-                content = json.dumps(study_json(summaries, corpus), indent=1) + "\n"
-                (args.study_json / f"{corpus}.json").write_text(content, encoding="utf-8")
+                write_json(args.study_json / f"{corpus}.json", study_json(summaries, corpus))
         if args.insert_into:
             insert_into(
                 args.insert_into,

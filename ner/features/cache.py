@@ -30,6 +30,7 @@ from ner.common import keyed_cache
 from ner.common.batching import length_batches
 from ner.common.downloads import sha256_file
 from ner.common.errors import NerError
+from ner.common.files import write_json
 
 logger = logging.getLogger(__name__)
 
@@ -213,7 +214,7 @@ def _write_entry(
         "num_sentences": len(sentences),
         "sha256": sha256_file(directory / LAYERS),
     }
-    (directory / "meta.json").write_text(json.dumps(meta, indent=1))
+    write_json(directory / "meta.json", meta)
 
 
 def _open_entry(directory: Path, key: dict[str, Any], verify: bool) -> ElmoFeatureCache | None:

@@ -30,6 +30,7 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
+from ner.common.files import write_json
 from ner.common.memory import keep_freed_memory
 from ner.common.paths import data_dir
 from ner.common.precision import training_autocast, training_precision, warn_if_slow
@@ -438,6 +439,6 @@ def finish(
         "heldout_sentences": corpus.heldout.num_sentences,
         "sources": corpus.source_stats,
     }
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    write_json(output_dir / "metrics.json", metrics, indent=2)
     logger.info("held-out perplexity forward %.2f backward %.2f", ppl["forward"], ppl["backward"])
     return metrics

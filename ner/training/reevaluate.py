@@ -4,7 +4,6 @@ The scores (seqeval default and strict, per type) are written, with a ``token go
 predictions file, next to the run: ``eval_<corpus>_<split>.{json,txt}``.
 """
 
-import json
 import logging
 import re
 from pathlib import Path
@@ -15,6 +14,7 @@ from omegaconf import OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
 from ner.common.errors import InputError, MissingFileError
+from ner.common.files import write_json
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
@@ -123,5 +123,5 @@ def evaluate_run(
         device=torch.device(device),
         predictions_file=run_dir / f"eval_{name}_{split}.txt",
     )
-    (run_dir / f"eval_{name}_{split}.json").write_text(json.dumps(scores, indent=1))
+    write_json(run_dir / f"eval_{name}_{split}.json", scores)
     return scores
