@@ -27,6 +27,7 @@ from ner.bilm.weights import count_parameters, read_weights, resolve, write_weig
 from ner.common.batching import length_batches
 
 STATE_MODES = ("warm", "stateless", "stateful")
+DEFAULT_STATE = "warm"  # of the biLM, of training (elmo.state) and of a saved model
 MAX_TOKENS = 8192  # default padded-token budget of a sorted (warm/stateless) batch
 
 # Fixed forever: changing it changes every `warm` output. Plain news-style English, one sentence per
@@ -42,7 +43,7 @@ The team won the match 3-1 and will play in the final next week in London ."""
 class BiLM(nn.Module):
     """Frozen-or-trainable ELMo biLM returning all L + 1 layers with boundaries removed."""
 
-    def __init__(self, options: BiLMOptions, state: str = "warm") -> None:
+    def __init__(self, options: BiLMOptions, state: str = DEFAULT_STATE) -> None:
         super().__init__()
         self.options = options
         self.char_cnn = CharCNN(options)

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ner.bilm.bilm import MAX_TOKENS, STATE_MODES, BiLM
+from ner.bilm.bilm import DEFAULT_STATE, MAX_TOKENS, STATE_MODES, BiLM
 from ner.common.files import atomic_path
 from ner.data.lines import decode_line
 
@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--state",
         choices=STATE_MODES,
-        default="warm",
+        default=DEFAULT_STATE,
         help="LSTM state each sentence starts from (default warm; stateful = AllenNLP/bilm-tf)",
     )
     parser.add_argument("--device", default="cpu", help="torch device (default cpu)")

@@ -42,6 +42,7 @@ from ner.cli.options import add_model_options
 from ner.common.files import atomic_write, write_json
 from ner.common.threads import cpu_threads
 from ner.data.lines import Undecodable, read_text_lines, splits_as_bytes
+from ner.data.tag_schemes import SCHEMES
 from ner.data.tokenize import TOKENIZERS
 
 FORMATS = ("jsonl", "conll", "html")
@@ -319,7 +320,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--tag-scheme",
-        choices=("iob1", "iob2", "bioes"),
+        choices=SCHEMES,
         help="scheme of the output tags (default: the training corpus's; for scored CoNLL input: "
         "the gold's)",
     )

@@ -18,6 +18,7 @@ from typing import Any
 from ner.cli.options import add_model_options
 from ner.common.memory import limit_kernel_cache
 from ner.common.threads import cpu_threads
+from ner.data.tag_schemes import SCHEMES
 from ner.serving.hosts import allowed_hosts
 
 # How long a worker process may take to answer uvicorn's liveness ping (see `main`).
@@ -73,7 +74,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-text-chars", type=int, default=100_000, help="longest text (characters)")
     p.add_argument("--max-tokens", type=int, default=50_000, help="most tokens a request")
     p.add_argument("--max-length", type=int, default=256, help="longer sentences go in pieces")
-    p.add_argument("--tag-scheme", choices=("iob1", "iob2", "bioes"), help="scheme of the tags")
+    p.add_argument("--tag-scheme", choices=SCHEMES, help="scheme of the tags")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     add_model_options(p)
     p.add_argument("--log-level", default="info", help="uvicorn's log level")

@@ -19,6 +19,7 @@ from hydra.types import RunMode
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from ner.bilm.bilm import DEFAULT_STATE
 from ner.common.checkpoints import load_checkpoint
 from ner.common.errors import MissingFileError
 from ner.common.files import write_json, write_text
@@ -124,7 +125,7 @@ def save_model(
         bilm = BiLMFiles(
             options=str(cfg.elmo.options_file),
             weights=str(cfg.elmo.weight_file),
-            state=str(cfg.elmo.get("state", "warm")),
+            state=str(cfg.elmo.get("state", DEFAULT_STATE)),
         )
     save_tagger(
         run_dir / "model",
