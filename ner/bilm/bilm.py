@@ -84,7 +84,7 @@ class BiLM(nn.Module):
         cls,
         options_file: str | Path,
         weight_file: str | Path,
-        state: str = "warm",
+        state: str = DEFAULT_STATE,
         expected: Mapping[str, Any] | None = None,
     ) -> "BiLM":
         """Load options.json + weights.hdf5 (local paths or http(s) URLs, downloaded once).

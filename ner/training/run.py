@@ -19,7 +19,6 @@ from hydra.types import RunMode
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from ner.bilm.bilm import DEFAULT_STATE
 from ner.common.checkpoints import load_checkpoint
 from ner.common.errors import MissingFileError
 from ner.common.files import write_json, write_text
@@ -30,16 +29,15 @@ from ner.common.threads import cpu_threads, pick_device
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.features.elmo import ElmoFeatures
-from ner.model.archive import BiLMFiles
-from ner.model.tagger import save_tagger
+from ner.model.tagger import Tagger, save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
 from ner.training.config import validate
 from ner.training.diagnostics import diagnose
-from ner.training.evaluation import evaluate_split
+from ner.training.evaluation import evaluate_split, score_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import Trainer
-from ner.training.setup import Corpus, encode_split, load_splits
+from ner.training.setup import Corpus, bilm_files, encode_split, load_splits
 from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
@@ -120,18 +118,11 @@ def save_model(
     run_dir: Path, model: TaggerModel, encoder: Encoder, cfg: DictConfig, corpus_scheme: str
 ) -> None:
     """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load."""
-    bilm = None
-    if cfg.elmo is not None:
-        bilm = BiLMFiles(
-            options=str(cfg.elmo.options_file),
-            weights=str(cfg.elmo.weight_file),
-            state=str(cfg.elmo.get("state", DEFAULT_STATE)),
-        )
     save_tagger(
         run_dir / "model",
         model,
         encoder,
-        bilm,
+        bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None),
         corpus_scheme=corpus_scheme,
         config=OmegaConf.to_container(cfg, resolve=True),
     )
@@ -306,32 +297,36 @@ def fit_and_evaluate(
     if resuming:
         trainer.resume()
 
-    def evaluate(
-        split_name: str, predictions: Path | None = None, strict: bool = True
-    ) -> dict[str, Any]:
-        return evaluate_split(
+    state = trainer.fit(
+        encoded["train"].examples,
+        encoded["train"].make_batch,
+        lambda _: evaluate_split(  # each epoch: F1 or accuracy selects, on the cached layers
             model,
-            splits[split_name],
-            encoded[split_name].examples,
-            encoded[split_name].make_batch,
+            splits["validation"],
+            encoded["validation"].examples,
+            encoded["validation"].make_batch,
             corpus_scheme=corpus.scheme,
             model_scheme=model_scheme,
             batch_size=cfg.trainer.eval_batch_size,
             device=device,
-            predictions_file=predictions,
             progress=progress,
-            strict=strict,
-        )
-
-    state = trainer.fit(
-        encoded["train"].examples,
-        encoded["train"].make_batch,
-        lambda _: evaluate("validation", strict=False),  # each epoch: F1 or accuracy selects
+        ),
     )
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     evaluated_at = time.perf_counter()
-    dev = evaluate("validation", run_dir / "predictions_dev.txt")
-    test = evaluate("test", run_dir / "predictions_test.txt")
+    # The final scores come from the trained model as ner-predict and ner-evaluate run it.
+    elmo_files = bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None)
+    tagger = Tagger(model, encoder, elmo_files, device=device, corpus_scheme=corpus.scheme)
+    dev, test = (
+        score_split(
+            tagger,
+            splits[name],
+            corpus.scheme,
+            batch_size=cfg.trainer.eval_batch_size,
+            predictions_file=run_dir / f"predictions_{short}.txt",
+        )
+        for name, short in (("validation", "dev"), ("test", "test"))
+    )
     warnings = diagnose(
         state.history,
         dev,
