@@ -30,6 +30,7 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
+from ner.common.errors import InputError
 from ner.common.files import write_json
 from ner.common.memory import keep_freed_memory
 from ner.common.paths import data_dir
@@ -231,7 +232,7 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
     output_dir = Path(settings.output_dir or data_dir() / "pretrain" / "run")
     output_dir.mkdir(parents=True, exist_ok=True)
     if settings.batch_size % env.world_size:
-        raise ValueError(
+        raise InputError(
             f"pretrain.batch_size={settings.batch_size} is not divisible by "
             f"{env.world_size} processes"
         )
@@ -272,7 +273,7 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
     if checkpoint_path.exists():
         saved = load_checkpoint(checkpoint_path, map_location=env.device)
         if saved["fingerprint"] != fingerprint:
-            raise ValueError(
+            raise InputError(
                 f"{checkpoint_path} was trained on other data ({saved['fingerprint']}, now "
                 f"{fingerprint}): use another pretrain.output_dir"
             )
