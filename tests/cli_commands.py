@@ -7,7 +7,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ner.cli import data, embed, evaluate, predict, report, serve
+from ner.cli import data, embed, evaluate, models, predict, report, serve
 from ner.common.paths import PROJECT_ROOT
 
 CLI_PAGE = PROJECT_ROOT / "docs" / "cli.md"
@@ -17,6 +17,7 @@ ARGPARSE: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "ner-data": data._parser,
     "ner-embed": embed.build_parser,
     "ner-evaluate": evaluate.build_parser,
+    "ner-models": models.build_parser,
     "ner-predict": predict.parser,
     "ner-report": report.build_parser,
     "ner-serve": serve.parser,

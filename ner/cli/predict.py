@@ -307,7 +307,9 @@ def parser() -> argparse.ArgumentParser:
         prog="ner-predict",
         description="Tag text with a trained model directory (the model/ folder a run saves).",
     )
-    p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
+    p.add_argument(
+        "model", help="model directory (e.g. outputs/<run>/model) or shipped tagger (conll2003)"
+    )
     p.add_argument("input", help="input file, or - for stdin")
     p.add_argument(
         "-o", "--output", default="-", help="output file, replaced when complete (default: stdout)"

@@ -29,7 +29,9 @@ def parser() -> argparse.ArgumentParser:
         prog="ner-serve",
         description="Serve a trained model directory (the model/ folder a run saves) over HTTP.",
     )
-    p.add_argument("model", help="model directory (e.g. outputs/<run>/model)")
+    p.add_argument(
+        "model", help="model directory (e.g. outputs/<run>/model) or shipped tagger (conll2003)"
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument(
@@ -112,6 +114,7 @@ def settings(args: argparse.Namespace) -> dict:
 def run(args: argparse.Namespace) -> int:
     """Check the options, load the model (once per worker), serve until interrupted."""
     from ner.model.archive import ArchiveError, read_manifest
+    from ner.model.shipped import resolve_model
     from ner.serving.app import SETTINGS_VARIABLE, app_from_environment
     from ner.serving.server import serve
 
@@ -124,6 +127,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
     if args.batch_wait_ms < 0:
         print("ner-serve: error: --batch-wait-ms must not be negative", file=sys.stderr)
+        return 2
+    try:
+        args.model = str(resolve_model(args.model))  # a shipped tagger's name → its folder
+    except ArchiveError as error:
+        print(f"ner-serve: error: {error}", file=sys.stderr)
         return 2
     limit_kernel_cache()  # before the model's first kernel; worker processes inherit it
     os.environ[SETTINGS_VARIABLE] = json.dumps(settings(args))

@@ -6,6 +6,8 @@ from pathlib import Path
 import platformdirs
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# Package data: the shipped biLM(s) and taggers, one folder each.
+PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 APP_NAME = "ner-elmo"
 
 

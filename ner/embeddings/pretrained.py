@@ -6,6 +6,7 @@ float16, so that a word never seen in training still gets its pretrained vector 
 tags new text, instead of the unknown-word vector.
 """
 
+import hashlib
 import logging
 from dataclasses import dataclass
 
@@ -35,14 +36,33 @@ class PretrainedWords:
     vectors: torch.Tensor
 
 
-def split_table(table: VectorTable, vocabulary: Vocabulary, seed: int) -> PretrainedWords:
-    """Initial rows for `vocabulary` (lowercase words; exact match, else the lowercase form of a
-    table word) and the extension: every lowercase table word outside `vocabulary`."""
+def _table_rows(table: VectorTable) -> dict[str, int]:
+    """Word → its first row in `table`, then lowercase forms of table words not yet present."""
     rows: dict[str, int] = {}
     for row, word in enumerate(table.words):
         rows.setdefault(word, row)
     for row, word in enumerate(table.words):
         rows.setdefault(word.lower(), row)
+    return rows
+
+
+def _extension(
+    table: VectorTable, rows: dict[str, int], vocabulary: Vocabulary
+) -> tuple[PackedWords, torch.Tensor]:
+    """Every lowercase table word outside `vocabulary`, with its (E, dim) float16 vectors."""
+    extension_words = [w for w, row in rows.items() if w not in vocabulary and w == w.lower()]
+    extension_rows = np.array([rows[w] for w in extension_words], dtype=np.int64)
+    vectors = np.empty((len(extension_rows), table.matrix.shape[1]), dtype=np.float16)
+    for first in range(0, len(extension_rows), _CHUNK_ROWS):
+        chunk = extension_rows[first : first + _CHUNK_ROWS]
+        vectors[first : first + len(chunk)] = table.matrix[chunk]
+    return PackedWords(extension_words), torch.from_numpy(vectors)
+
+
+def split_table(table: VectorTable, vocabulary: Vocabulary, seed: int) -> PretrainedWords:
+    """Initial rows for `vocabulary` (lowercase words; exact match, else the lowercase form of a
+    table word) and the extension: every lowercase table word outside `vocabulary`."""
+    rows = _table_rows(table)
     trained_rows = [rows.get(word) for word in vocabulary.items]
     found = torch.tensor([row is not None for row in trained_rows])
     dim = table.matrix.shape[1]
@@ -54,18 +74,26 @@ def split_table(table: VectorTable, vocabulary: Vocabulary, seed: int) -> Pretra
     random_rows = torch.randn(initial.shape, generator=torch.Generator().manual_seed(seed)) * std
     initial = torch.where(found.unsqueeze(1), initial, random_rows)
     initial[0] = 0.0
-    extension_words = [w for w, row in rows.items() if w not in vocabulary and w == w.lower()]
-    extension_rows = np.array([rows[w] for w in extension_words], dtype=np.int64)
-    vectors = np.empty((len(extension_rows), dim), dtype=np.float16)
-    for first in range(0, len(extension_rows), _CHUNK_ROWS):
-        chunk = extension_rows[first : first + _CHUNK_ROWS]
-        vectors[first : first + len(chunk)] = table.matrix[chunk]
-    return PretrainedWords(
-        initial,
-        int(found.sum()),
-        PackedWords(extension_words),
-        torch.from_numpy(vectors),
-    )
+    extension, vectors = _extension(table, rows, vocabulary)
+    return PretrainedWords(initial, int(found.sum()), extension, vectors)
+
+
+def extension_digest(words: PackedWords | Vocabulary, vectors: torch.Tensor) -> str:
+    """sha256 of an extension's words (in id order) and float16 vectors: what a compact model
+    folder records, so that the rebuilt extension is checked to be the one trained with."""
+    digest = hashlib.sha256()
+    for word in words.items:
+        digest.update(word.encode("utf-8", "surrogatepass") + b"\n")
+    digest.update(vectors.to(torch.float16).contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def rebuild_extension(source: str, vocabulary: Vocabulary) -> tuple[PackedWords, torch.Tensor]:
+    """The frozen extension a tagger with trained vocabulary `vocabulary` was saved with, rebuilt
+    from the named table `source` (fetched on first use): the same words and vectors as
+    `split_table` gave at training time."""
+    table = load_glove_table(source)
+    return _extension(table, _table_rows(table), vocabulary)
 
 
 def load_pretrained_words(

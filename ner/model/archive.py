@@ -1,6 +1,6 @@
 """The self-contained ``model/`` directory a training run saves, and reading it back.
 
-Layout (``FORMAT_VERSION`` 2)::
+Layout (``FORMAT_VERSION`` 3)::
 
     model/
       archive.json            manifest: format + version, model config, file digests, biLM
@@ -14,6 +14,12 @@ Layout (``FORMAT_VERSION`` 2)::
                               archive.json holds its path or URL plus sha256 and size, and it is
                               fetched (a URL only when the caller allows downloads, and never
                               more bytes than the recorded size)
+
+A *compact* folder (``ner-models export``, the shipped taggers) stores its floating-point weights
+in float16 (``weights_dtype``; they are widened to float32 on load), refers to a biLM shipped in
+this package by its place in ``ner/pretrained/`` (``package``, with sha256 and size) instead of
+copying it, and may leave out tensors that the loader rebuilds from a pinned public source (the
+manifest's ``rebuilt`` list; see `ner.model.tagger` for the pretrained word vectors).
 
 Loading needs neither Hydra nor the training data. The directory is written under a temporary
 name and renamed into place, so a crash never leaves a half-written model that looks complete.
@@ -42,15 +48,21 @@ from safetensors.torch import load_file, save_file
 from ner.common.archives import ArchiveError
 from ner.common.downloads import DownloadRefused, fetch, is_url, sha256_file
 from ner.common.files import atomic_directory, write_json
+from ner.common.paths import PRETRAINED_DIR
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import SCHEMES
+from ner.embeddings.glove import GLOVE_6B_50D
 
 logger = logging.getLogger(__name__)
 
 FORMAT = "ner-elmo-tagger"
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # 1: the manifest has no digest of its own
+FORMAT_VERSION = 3
+# 1: the manifest has no digest of its own; 3 adds compact folders (float16, package references)
+READABLE_VERSIONS = (1, 2, 3)
+WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
 STATE_MODES = ("warm", "stateless", "stateful")
+# Tensors a compact folder may leave out, each rebuilt on load from one of these pinned sources.
+REBUILDABLE = {"pretrained_words": (GLOVE_6B_50D,)}
 MANIFEST = "archive.json"
 WEIGHTS = "weights.safetensors"
 CONFIG = "config.json"
@@ -84,6 +96,7 @@ class LoadedArchive:
     vocabularies: dict[str, Any]
     config: dict[str, Any]
     bilm: BiLMFiles | None
+    rebuilt: dict[str, Any]  # state-dict names left out → {"source", "count", "sha256"}
 
 
 def _package_version() -> str:
@@ -99,10 +112,22 @@ def _write_json(path: Path, content: Any) -> None:
     write_json(path, content, indent=2)
 
 
-def _bilm_entry(bilm: BiLMFiles, target: Path, embed_max_bytes: int) -> dict[str, Any]:
+def _shipped_part(path: Path) -> str | None:
+    """`path` relative to this package's ``ner/pretrained/`` folder, or None if outside it."""
+    resolved = path.resolve()
+    if not resolved.is_relative_to(PRETRAINED_DIR):
+        return None
+    return resolved.relative_to(PRETRAINED_DIR).as_posix()
+
+
+def _bilm_entry(
+    bilm: BiLMFiles, target: Path, embed_max_bytes: int, refer_to_package: bool
+) -> dict[str, Any]:
     """The manifest's biLM entry. Both files are fetched (URLs are downloaded once, into the
-    cache) and hashed; when together no larger than `embed_max_bytes` they are copied into
-    `target`/bilm/, else the entry keeps their source: the URL, or the absolute local path."""
+    cache) and hashed. With `refer_to_package`, files of a biLM shipped in this package are
+    recorded by their place in it; otherwise, when together no larger than `embed_max_bytes`,
+    they are copied into `target`/bilm/, else the entry keeps their source: the URL, or the
+    absolute local path."""
     entry: dict[str, Any] = {"state": bilm.state}
     sources = {"options": bilm.options, "weights": bilm.weights}
     digests = {"options": bilm.options_sha256, "weights": bilm.weights_sha256}
@@ -112,7 +137,10 @@ def _bilm_entry(bilm: BiLMFiles, target: Path, embed_max_bytes: int) -> dict[str
         path = paths[name]
         digest = digests[name] or sha256_file(path)
         size = path.stat().st_size
-        if small:
+        shipped = _shipped_part(path) if refer_to_package else None
+        if shipped is not None:
+            entry[name] = {"package": shipped, "sha256": digest, "size": size}
+        elif small:
             relative = f"bilm/{'options.json' if name == 'options' else 'weights.hdf5'}"
             (target / "bilm").mkdir(exist_ok=True)
             shutil.copyfile(path, target / relative)
@@ -133,19 +161,28 @@ def save_archive(
     config: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
     embed_bilm_max_bytes: int = EMBED_BILM_MAX_BYTES,
+    weights_dtype: str = "float32",
+    rebuilt: dict[str, Any] | None = None,
+    refer_to_package: bool = False,
 ) -> Path:
     """Write `model` as a model directory at `directory` (replacing one already there).
 
     model_config: the plain-dict constructor arguments that rebuild `model`; vocabularies:
     name → JSON-serialisable vocabulary; bilm: the frozen biLM the model reads (None if it
     uses no ELMo); config: the run's resolved configuration; metadata: other plain settings the
-    loader needs (kept in the manifest). Returns the directory.
+    loader needs (kept in the manifest). For a compact folder: weights_dtype ``float16`` stores
+    floating-point tensors at half size; rebuilt: state-dict names left out → how the loader
+    rebuilds them (kept in the manifest); refer_to_package: record a biLM shipped in this
+    package by reference. Returns the directory.
     """
     directory = Path(directory)
+    rebuilt = rebuilt or {}
     with atomic_directory(directory, replace=True) as staging:
-        # Clones: safetensors refuses tensors that share memory; buffers and params alike.
-        tensors = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
-        save_file(tensors, staging / WEIGHTS, metadata={"format": FORMAT})
+        save_file(
+            _stored_tensors(model, WEIGHT_DTYPES[weights_dtype], set(rebuilt)),
+            staging / WEIGHTS,
+            metadata={"format": FORMAT},
+        )
         (staging / "vocabularies").mkdir()
         for name, vocabulary in vocabularies.items():
             _write_json(staging / "vocabularies" / f"{name}.json", vocabulary)
@@ -158,12 +195,32 @@ def save_archive(
             "model_config": model_config,
             "vocabularies": sorted(vocabularies),
             "metadata": metadata or {},
-            "bilm": _bilm_entry(bilm, staging, embed_bilm_max_bytes) if bilm else None,
+            "weights_dtype": weights_dtype,
+            "rebuilt": rebuilt,
+            "bilm": (
+                _bilm_entry(bilm, staging, embed_bilm_max_bytes, refer_to_package) if bilm else None
+            ),
             "sha256": {name: sha256_file(staging / name) for name in files},
         }
         manifest["manifest_sha256"] = manifest_digest(manifest)
         _write_json(staging / MANIFEST, manifest)
     return directory
+
+
+def _stored_tensors(
+    model: torch.nn.Module, dtype: torch.dtype, left_out: set[str]
+) -> dict[str, torch.Tensor]:
+    """The state dict as written: `left_out` names dropped, float32 tensors in `dtype`. Clones:
+    safetensors refuses tensors that share memory; buffers and params alike."""
+    stored = {}
+    for name, tensor in model.state_dict().items():
+        if name in left_out:
+            continue
+        tensor = tensor.detach().cpu()
+        if tensor.dtype == torch.float32:
+            tensor = tensor.to(dtype)
+        stored[name] = tensor.contiguous().clone()
+    return stored
 
 
 def read_manifest(directory: str | Path) -> dict[str, Any]:
@@ -246,6 +303,9 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
     scheme = manifest["metadata"].get("corpus_scheme")
     if scheme is not None and scheme not in (*SCHEMES, TOKENS):
         fail("metadata.corpus_scheme", f"one of {', '.join((*SCHEMES, TOKENS))} (or null)", scheme)
+    if manifest.get("weights_dtype", "float32") not in WEIGHT_DTYPES:
+        fail("weights_dtype", f"one of {', '.join(WEIGHT_DTYPES)}", manifest["weights_dtype"])
+    _check_rebuilt(manifest.get("rebuilt", {}), fail)
     digests = manifest.get("sha256")
     if not (
         isinstance(digests, dict)
@@ -262,7 +322,7 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
         item = bilm.get(name)
         where = f"bilm.{name}"
         if not isinstance(item, dict):
-            fail(where, "an object with 'file' or 'source', and 'sha256'", item)
+            fail(where, "an object with 'file', 'package' or 'source', and 'sha256'", item)
         if not (isinstance(item.get("sha256"), str) and _DIGEST.fullmatch(item["sha256"])):
             fail(f"{where}.sha256", "a 64-digit hex sha256 digest", item.get("sha256"))
         size = item.get("size", 0)
@@ -271,8 +331,28 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
         if "file" in item:
             if not _relative_file(item["file"]):
                 fail(f"{where}.file", "a relative path inside the model directory", item["file"])
+        elif "package" in item:
+            if not _relative_file(item["package"]):
+                fail(f"{where}.package", "a file under ner/pretrained/", item["package"])
         elif not (isinstance(item.get("source"), str) and item["source"]):
             fail(f"{where}.source", "a path or URL (or give 'file')", item.get("source"))
+
+
+def _check_rebuilt(rebuilt: Any, fail: Any) -> None:
+    """The ``rebuilt`` field: tensor name → its pinned source, row count and sha256."""
+    if not isinstance(rebuilt, dict):
+        fail("rebuilt", "an object from tensor names to their sources", rebuilt)
+    for name, entry in rebuilt.items():
+        where = f"rebuilt.{name}"
+        if name not in REBUILDABLE:
+            fail("rebuilt", f"an object with keys among {', '.join(REBUILDABLE)}", name)
+        if not isinstance(entry, dict) or entry.get("source") not in REBUILDABLE[name]:
+            fail(f"{where}.source", f"one of {', '.join(REBUILDABLE[name])}", entry)
+        count = entry.get("count")
+        if not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
+            fail(f"{where}.count", "the number of rows (a whole number)", count)
+        if not (isinstance(entry.get("sha256"), str) and _DIGEST.fullmatch(entry["sha256"])):
+            fail(f"{where}.sha256", "a 64-digit hex sha256 digest", entry.get("sha256"))
 
 
 def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
@@ -308,7 +388,12 @@ def _resolve_bilm(
     paths, digests = {}, {}
     for name in ("options", "weights"):
         item = entry[name]
-        source = str(directory / item["file"]) if "file" in item else item["source"]
+        if "file" in item:
+            source = str(directory / item["file"])
+        elif "package" in item:
+            source = str(PRETRAINED_DIR / item["package"])
+        else:
+            source = item["source"]
         try:
             path = fetch(
                 source,
@@ -360,4 +445,5 @@ def load_archive(directory: str | Path, *, allow_download: bool = False) -> Load
         },
         config=_read_json(directory, manifest, CONFIG),
         bilm=_resolve_bilm(directory, manifest.get("bilm"), allow_download),
+        rebuilt=manifest.get("rebuilt", {}),
     )

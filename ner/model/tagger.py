@@ -28,18 +28,22 @@ import numpy as np
 import torch
 
 from ner.bilm.bilm import BiLM
+from ner.common.packed_words import PackedWords
 from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
+from ner.embeddings.pretrained import extension_digest, rebuild_extension
 from ner.model.archive import (
+    REBUILDABLE,
     WEIGHTS,
     ArchiveError,
     BiLMFiles,
     load_archive,
     save_archive,
 )
+from ner.model.shipped import resolve_model
 from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
@@ -155,26 +159,74 @@ def save_tagger(
     *,
     corpus_scheme: str | None = None,
     config: dict[str, Any] | None = None,
+    compact: bool = False,
+    pretrained_source: str | None = None,
     **options: Any,
 ) -> Path:
-    """Write a trained tagger as the self-contained model directory `Tagger.load` reads: the
-    weights, the encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags;
+    """Write a trained tagger as the model directory `Tagger.load` reads: the weights, the
+    encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags;
     ``pretrained_words.json``: the words whose frozen float16 vectors follow the trained rows),
     the biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
-    the record; options: for `ner.model.archive.save_archive` (e.g. ``embed_bilm_max_bytes``)."""
+    the record; options: for `ner.model.archive.save_archive` (e.g. ``embed_bilm_max_bytes``).
+
+    compact: write a compact folder instead: float16 weights, a shipped biLM by reference, and
+    pretrained words left out, to be rebuilt on load from `pretrained_source`, the named table
+    they came from (e.g. ``glove.6B.50d``; checked here first: the rebuilt words must be exactly
+    the stored ones)."""
+    vocabularies = {"encoder": encoder.to_json()}
+    rebuilt = {}
+    if compact:
+        options.update(weights_dtype="float16", refer_to_package=True)
+        if encoder.pretrained is not None:
+            rebuilt["pretrained_words"] = _extension_reference(model, encoder, pretrained_source)
+    elif encoder.pretrained is not None:
+        vocabularies["pretrained_words"] = encoder.pretrained.to_json()
     return save_archive(
         directory,
         model=model,
         model_config=model.config,
-        vocabularies={
-            "encoder": encoder.to_json(),
-            **({"pretrained_words": encoder.pretrained.to_json()} if encoder.pretrained else {}),
-        },
+        vocabularies=vocabularies,
         bilm=bilm,
         config=config,
         metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
+        rebuilt=rebuilt,
         **options,
     )
+
+
+def _extension_reference(
+    model: TaggerModel, encoder: Encoder, source: str | None
+) -> dict[str, Any]:
+    """The manifest entry that lets a loader rebuild the model's pretrained words from `source`;
+    ArchiveError if the rebuilt words or vectors would differ from the model's."""
+    assert model.pretrained_words is not None and encoder.pretrained is not None
+    if source not in REBUILDABLE["pretrained_words"]:
+        raise ArchiveError(
+            f"a compact folder rebuilds pretrained words only from "
+            f"{', '.join(REBUILDABLE['pretrained_words'])}, not from {source}: save it in full"
+        )
+    stored = extension_digest(encoder.pretrained, model.pretrained_words)
+    words, vectors = rebuild_extension(source, encoder.words)
+    if extension_digest(words, vectors) != stored:
+        raise ArchiveError(
+            f"the model's pretrained words are not those of {source} for its vocabulary, so a "
+            "compact folder could not rebuild them: export it without compacting"
+        )
+    return {"source": source, "count": len(words), "sha256": stored}
+
+
+def _rebuilt_extension(
+    entry: dict[str, Any], encoder: Encoder, directory: Path
+) -> tuple[PackedWords, torch.Tensor]:
+    """A compact folder's pretrained words and (E, dim) float16 vectors, rebuilt from their
+    pinned table (fetched on first use) and checked against the manifest's digest."""
+    words, vectors = rebuild_extension(entry["source"], encoder.words)
+    if len(words) != entry["count"] or extension_digest(words, vectors) != entry["sha256"]:
+        raise ArchiveError(
+            f"model {directory}: the pretrained words rebuilt from {entry['source']} are not "
+            "the ones it was saved with (another version of the table?)"
+        )
+    return words, vectors
 
 
 _ENCODER_LAYER = re.compile(r"encoder\.weight_ih_l\d+")
@@ -306,6 +358,7 @@ class Tagger:
             self._tag_types = np.array([split_tag(tag)[1] for tag in model.tags])  # (K,)
             self._continues = continuation_mask(model.tags)  # (K, K)
         self._token_vectors: dict[str, torch.Tensor] = {}  # the biLM char-CNN's, per token string
+        self.config: dict[str, Any] = {}  # the training run's configuration, when loaded
 
     @functools.cached_property
     def bilm(self) -> BiLM | None:
@@ -328,22 +381,29 @@ class Tagger:
     def load(
         cls, directory: str | Path, *, allow_download: bool = False, **options: Any
     ) -> "Tagger":
-        """Load a model directory (see `ner.model.archive`); allow_download: fetch a biLM
-        that the folder gives as a URL (off by default: the folder chooses the address);
-        `options` go to the constructor."""
+        """Load a model directory (see `ner.model.archive`) or a shipped tagger by name
+        (``"conll2003"``, see `ner.model.shipped`); allow_download: fetch a biLM that the
+        folder gives as a URL (off by default: the folder chooses the address); `options` go
+        to the constructor."""
+        directory = resolve_model(directory)
         archive = load_archive(directory, allow_download=allow_download)
-        check_sizes(archive.model_config, archive.state_dict, Path(directory))
-        model = TaggerModel(**archive.model_config)  # as large as the weights: checked above
-        model.load_state_dict(archive.state_dict)
         encoder = Encoder.from_json(archive.vocabularies["encoder"])
-        if "pretrained_words" in archive.vocabularies:  # words outside the training data
+        if "pretrained_words" in archive.rebuilt:  # a compact folder: from the pinned table
+            encoder.pretrained, archive.state_dict["pretrained_words"] = _rebuilt_extension(
+                archive.rebuilt["pretrained_words"], encoder, directory
+            )
+        elif "pretrained_words" in archive.vocabularies:  # words outside the training data
             encoder.pretrained = Vocabulary.from_json(archive.vocabularies["pretrained_words"])
+        check_sizes(archive.model_config, archive.state_dict, directory)
+        model = TaggerModel(**archive.model_config)  # as large as the weights: checked above
+        model.load_state_dict(archive.state_dict)  # float16 weights are widened to float32
         try:
             check_vocabularies(model, encoder)
         except ValueError as error:
             raise ArchiveError(f"model {directory}: {error}") from None
         corpus_scheme = archive.manifest["metadata"].get("corpus_scheme")
         tagger = cls(model, encoder, archive.bilm, corpus_scheme=corpus_scheme, **options)
+        tagger.config = archive.config
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest
         return tagger
 

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
+from ner.common.paths import PRETRAINED_DIR
+
 SHIPPED_MODEL = "elmo-small-news"
 
 

@@ -1,0 +1,68 @@
+"""Model cards: what a shipped tagger scores, how fast it tags, how large it is.
+
+``card.json`` beside a shipped tagger holds the measured part of its card (the prose is in its
+``MODEL_CARD.md``). Every score in it comes from `measure_card`, which tags the corpus splits
+through `Tagger.tag_sentences`, the path `ner-predict` and `ner-serve` use, so a test can check
+that the shipped folder still scores exactly what its card states.
+"""
+
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ner.data import load_corpus
+from ner.data.labels import TOKENS
+from ner.data.tag_schemes import split_tag
+from ner.metrics import evaluate_tags, token_scores
+from ner.model.tagger import Tagger
+
+
+def split_sentences(corpus: str, split: str) -> tuple[list[list[str]], list[list[str]]]:
+    """(tokens, gold tags) of a named corpus's split, tags as strings."""
+    dataset = load_corpus(corpus)[split]
+    names = dataset.features["tags"].feature.names
+    return dataset["tokens"], [[names[i] for i in row] for row in dataset["tags"]]
+
+
+def score_split(tagger: Tagger, corpus: str, split: str) -> dict[str, Any]:
+    """The tagger's scores on a split of a named corpus (conlleval F1 and per type, strict F1;
+    token accuracy for per-token labels) and its speed: ``tokens_per_second`` over the
+    tagging alone, on the current number of torch threads."""
+    tokens, gold = split_sentences(corpus, split)
+    started = time.perf_counter()
+    predicted = [tagged.tags for tagged in tagger.tag_sentences(tokens)]
+    seconds = time.perf_counter() - started
+    if tagger.labels == TOKENS:
+        scores = token_scores(gold, predicted)
+    else:
+        scores = evaluate_tags(gold, predicted, tagger.corpus_scheme or tagger.model_scheme)
+    scores["sentences"] = len(tokens)
+    scores["tokens_per_second"] = round(sum(map(len, tokens)) / seconds)
+    scores["threads"] = torch.get_num_threads()
+    return scores
+
+
+def folder_bytes(folder: Path) -> int:
+    """Total size of the files of a model folder (the card files excluded)."""
+    return sum(
+        path.stat().st_size
+        for path in folder.rglob("*")
+        if path.is_file() and path.name not in ("card.json", "MODEL_CARD.md")
+    )
+
+
+def measure_card(tagger: Tagger, folder: Path, corpus: str) -> dict[str, Any]:
+    """The measured part of a card: task, labels, dev and test scores on `corpus`, size."""
+    if tagger.labels == TOKENS:
+        labels = list(tagger.model.tags)
+    else:
+        labels = sorted({split_tag(tag)[1] for tag in tagger.model.tags} - {""})
+    return {
+        "corpus": corpus,
+        "task": "per-token labels" if tagger.labels == TOKENS else "spans",
+        "labels": labels,
+        "scores": {split: score_split(tagger, corpus, split) for split in ("validation", "test")},
+        "bytes": folder_bytes(folder),
+    }
