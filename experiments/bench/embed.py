@@ -8,16 +8,16 @@ half after the fast runs); the fast path is timed as a whole `ner-embed` process
 loading and writing included) on all sentences, in stateless and warm mode. Stateless outputs are
 compared with the baseline's.
 
-    .venv/bin/python experiments/bench/embed.py [--baseline-sentences 600] [--threads 2]
+    .venv/bin/python experiments/bench/embed.py [--baseline-sentences 600] [--threads 2] \\
+        [--out experiments/results/bench/embed.json]
 
 Prints tokens/s of both paths side by side, their ratio, and each path's share of the machine's
 measured float32 matmul peak (nominal FLOPs of the full algorithm per token × tokens/s / peak);
-then tokens per CPU-second, which other jobs sharing the CPU disturb much less than wall time.
+then tokens per CPU-second, which other jobs sharing the CPU disturb much less than wall time;
+the same figures go to `--out` as a JSON record.
 """
 
 import argparse
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +26,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import torch
+from harness import PUBLISHED_SHAPES, matmul_peak, run_measured, write_record
 from omegaconf import OmegaConf
 
 from ner.bilm.bilm import MAX_TOKENS, BiLM
@@ -33,27 +34,6 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.options import BiLMOptions
 from ner.bilm.reference import ReferenceBiLM
 from ner.data import load_corpus
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def matmul_peak(threads: int, size: int = 2048, repeats: int = 8) -> float:
-    """Measured float32 GEMM throughput in FLOP/s (best of `repeats`)."""
-    torch.set_num_threads(threads)
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    torch.mm(a, b)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size**3 / best
-
-
-def children_cpu_seconds() -> float:
-    """User + system CPU time of finished child processes so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def nominal_flops_per_token(options: BiLMOptions) -> float:
@@ -74,20 +54,22 @@ def main() -> None:
     parser.add_argument("--baseline-sentences", type=int, default=600)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    parser.add_argument("--corpus", default="conll2003", help="a named corpus or a folder")
+    parser.add_argument("--out", type=Path, help="write the record here")
     args = parser.parse_args()
 
-    sentences = list(load_corpus("conll2003")["validation"]["tokens"])
+    sentences = [list(s) for s in load_corpus(args.corpus)["validation"]["tokens"]]
     tokens = sum(map(len, sentences))
-    shapes = ROOT / "experiments/bench/published_shapes.yaml"
-    options_dict = OmegaConf.to_container(OmegaConf.load(shapes).small)
-    options = BiLMOptions.from_dict(options_dict, source=str(shapes))
+    options_dict = OmegaConf.to_container(OmegaConf.load(PUBLISHED_SHAPES).small)
+    options = BiLMOptions.from_dict(options_dict, source=str(PUBLISHED_SHAPES))
     work = Path(tempfile.mkdtemp(prefix="bench_embed_"))
     torch.manual_seed(0)
     BiLM(options).save(work / "options.json", work / "weights.hdf5")
     (work / "input.txt").write_text("\n".join(" ".join(s) for s in sentences) + "\n")
-    peak = matmul_peak(args.threads)
+    torch.set_num_threads(args.threads)
+    peak = matmul_peak(wall=True) * 1e9  # FLOP/s of all threads
     flops = nominal_flops_per_token(options)
-    print(f"corpus: CoNLL-2003 validation, {len(sentences)} sentences, {tokens} tokens")
+    print(f"corpus: {args.corpus} validation, {len(sentences)} sentences, {tokens} tokens")
     print(f"model: small shape, random weights; {args.threads} threads")
     print(f"matmul peak: {peak / 1e9:.1f} GFLOP/s; nominal {flops / 1e6:.1f} MFLOP/token")
 
@@ -126,9 +108,10 @@ def main() -> None:
             "--state", state, "--threads", str(args.threads), "--max-tokens", str(args.max_tokens),
             "--no-progress",
         ]  # fmt: skip
-        start, cpu = time.perf_counter(), children_cpu_seconds()
-        subprocess.run(command, check=True)
-        seconds, cpu = time.perf_counter() - start, children_cpu_seconds() - cpu
+        done = run_measured(command)
+        if done["returncode"]:
+            raise SystemExit(f"ner-embed failed:\n{done['stderr'][-3000:]}")
+        seconds, cpu = done["wall_seconds"], done["cpu_seconds"]
         fast_rows.append((state, output, tokens / seconds, tokens / cpu))
     run_baseline(subset[half:])
     subset_tokens = sum(map(len, subset))
@@ -158,6 +141,21 @@ def main() -> None:
         ratio, cpu_ratio = speed / baseline_speed, per_cpu / baseline_per_cpu
         print(f"{name:<38} {size:>11} {speed:9.0f} {ratio:7.2f} {share:6.1f}%", end="")
         print(f" {per_cpu:9.0f} {cpu_ratio:7.2f}  {note}")
+    figures = {
+        "corpus": f"{args.corpus} validation",
+        "sentences": len(sentences),
+        "tokens": tokens,
+        "threads": args.threads,
+        "matmul_peak_gflop_per_s": round(peak / 1e9, 1),
+        "nominal_mflop_per_token": round(flops / 1e6, 1),
+        "paths": [
+            {"path": name, "input": size, "tokens_per_second": round(speed, 1),
+             "tokens_per_cpu_second": round(per_cpu, 1),
+             "share_of_peak": round(speed * flops / peak, 4), "note": note}
+            for name, size, speed, per_cpu, note in rows
+        ],
+    }  # fmt: skip
+    write_record(args.out, figures)
 
 
 if __name__ == "__main__":

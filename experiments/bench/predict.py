@@ -1,164 +1,223 @@
-"""Prediction speed: sentences/s batched on CoNLL-2003 test, and model load time.
+"""How fast does a tagger predict? Sentences/s of `Tagger` on one corpus split, per set-up.
 
-    .venv/bin/python experiments/bench/predict.py [--bilm fixture|shipped-shape|DIR]
-        [--model MODEL_DIR] [--threads 1 2] [--batch-size 64] [--sentences N]
+    .venv/bin/python experiments/bench/predict.py --rounds 2 \\
+        --out experiments/results/bench/predict.json
+    # against an older version of the code (a checkout: git worktree add --detach OLD_TREE <commit>)
+    .venv/bin/python experiments/bench/predict.py --old OLD_TREE --rounds 2 --out ...
+    # float32 against bfloat16, one thread against two
+    .venv/bin/python experiments/bench/predict.py --precision float32 bfloat16 --threads 1 2 ...
 
-Without ``--model`` it builds a tagger with the default architecture
-(conf/model/bilstm_crf.yaml +
-conf/embeddings/glove.yaml: GloVe-sized 50-d words over the CoNLL-2003 vocabulary, char-CNN
-16/128/3, ELMo scalar mix, 2×200 BiLSTM, constrained CRF) with random weights — speed does not
-depend on the weight values — and saves it as a model directory with the chosen biLM:
-
-* ``fixture``: AllenNLP's tiny test biLM (2×64 LSTM, 32-d layers);
-* ``shipped-shape``: a biLM of the shipped model's shape (conf/pretrain.yaml ``model``:
-  2×512 LSTM, 128-d projections, 512 char filters; random weights), until the trained one exists;
-* ``DIR``: a folder with options.json + weights.hdf5 (e.g. the shipped ner/pretrained model).
-
-Timings on a shared machine depend on the other jobs, so each run also records the process's
-CPU time: with one thread, sentences per CPU-second is what an otherwise idle core would give.
-It then times, per thread count: ``Tagger.load`` in this process, a cold ``Tagger.load`` in a
-fresh interpreter (imports included, as ``ner-predict`` pays), and ``predict_tokens`` over the
-test split (pre-tokenized, sorted into batches) plus ``predict`` on the same sentences as raw
-text (tokenizer and sentence splitter included). Results go to stdout and to ``--out`` as JSON.
+The tagger is the default architecture (conf/model/bilstm_crf.yaml with 50-d words over the
+corpus's vocabulary, char-CNN, the ELMo scalar mix over `--bilm`) with random weights from seed 0,
+which every tree builds and saves with its own code (speed does not depend on the weight values);
+`--model DIR` measures a trained model folder instead. Each measurement is a fresh process that
+times `Tagger.load`, `predict_tokens` over the split (pre-tokenized, batches of `--batch-size`),
+`predict` over the same sentences as raw text, and `predict` in calls of `--micro-batch` texts
+in corpus order (what `ner-serve` tags per model call under 16 one-text clients), in wall time
+and in CPU time (with one thread, sentences per CPU-second is what an otherwise idle core gives),
+and its peak memory. The set-ups (`--old` and this checkout × `--precision` × `--threads`) take
+turns round by round; the per-round ratios to the first set-up are the figures to compare. The
+predictions of every set-up are compared with the first one's, tag by tag and confidence by
+confidence.
 """
+
+from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import torch
-import yaml
+from harness import (
+    REPO,
+    alternate,
+    bilm_folder,
+    corpus_sentences,
+    default_tagger_spec,
+    fresh_process,
+    median,
+    paired_ratios,
+    peak_rss_mb,
+    save_default_tagger,
+    write_record,
+)
 
-from ner.bilm.bilm import BiLM
-from ner.bilm.options import BiLMOptions
-from ner.data import load_corpus
-from ner.model.archive import BiLMFiles
-from ner.model.tagger import Tagger
-from ner.tagger.dataset import Encoder, entity_types, tag_list
-from ner.tagger.model import TaggerModel
-
-REPO = Path(__file__).resolve().parents[2]
-
-FIXTURE = REPO.parent / "shared" / "fixtures" / "elmo"
-
-
-def bilm_files(choice: str, workdir: Path) -> BiLMFiles:
-    """The biLM to benchmark with, as files (a random shipped-shape one is written first)."""
-    if choice == "fixture":
-        return BiLMFiles(str(FIXTURE / "options.json"), str(FIXTURE / "lm_weights.hdf5"), "warm")
-    if choice == "shipped-shape":
-        shape = yaml.safe_load((REPO / "conf/pretrain.yaml").read_text())["model"]
-        torch.manual_seed(0)
-        bilm = BiLM(BiLMOptions.from_dict(shape, source="conf/pretrain.yaml"))
-        bilm.save(workdir / "options.json", workdir / "weights.hdf5")
-        return BiLMFiles(str(workdir / "options.json"), str(workdir / "weights.hdf5"), "warm")
-    folder = Path(choice)
-    weights = next(p for p in folder.glob("*.hdf5"))
-    return BiLMFiles(str(folder / "options.json"), str(weights), "warm")
+RATES = (
+    "pretokenized_sentences_per_second",
+    "pretokenized_sentences_per_cpu_second",
+    "raw_text_sentences_per_second",
+    "raw_text_sentences_per_cpu_second",
+    "micro_batches_sentences_per_second",
+    "micro_batches_sentences_per_cpu_second",
+)
 
 
-def build_model(sentences: list[list[str]], tags: list[list[str]], bilm: BiLMFiles, out: Path):
-    """A default-architecture tagger with random weights, saved as a model directory."""
-    model_conf = yaml.safe_load((REPO / "conf/model/bilstm_crf.yaml").read_text())
-    embeddings = yaml.safe_load((REPO / "conf/embeddings/glove.yaml").read_text())
-    model_conf.pop("_target_")
-    options = BiLMOptions.from_file(bilm.options)
-    labels = tag_list(entity_types(tags), model_conf["tag_scheme"])
-    encoder = Encoder.build(sentences, labels, max_chars=embeddings["char"]["max_chars"])
-    torch.manual_seed(0)
-    model = TaggerModel(
-        **model_conf,
-        tags=labels,
-        num_words=len(encoder.words),
-        word_dim=embeddings["glove"]["dim"],
-        num_chars=len(encoder.chars),
-        char_dim=embeddings["char"]["dim"],
-        char_filters=embeddings["char"]["filters"],
-        char_width=embeddings["char"]["width"],
-        elmo_dim=options.output_dim,
-        elmo_layers=options.num_layers,
+def timed(work) -> tuple[float, float]:
+    """Wall and CPU seconds of `work()`."""
+    started, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def measure(job: dict) -> dict:
+    """One measurement, in this process (a fresh one, importing `ner` from the tree measured)."""
+    import torch
+
+    from ner import Tagger
+
+    torch.set_num_threads(job["threads"])
+    data = json.loads(Path(job["data"]).read_text(encoding="utf-8"))
+    model_dir = job["model"] or save_default_tagger(
+        data["spec"], data["vocabulary"], Path(job["workdir"]) / "model"
     )
-    return Tagger(model, encoder, bilm).save(out, config={"benchmark": "random weights"})
+    precision = job["precision"]  # only given to a tree that has the option
+    options = {} if precision == "float32" else {"precision": precision}
+    started = time.perf_counter()
+    tagger = Tagger.load(model_dir, **options)
+    load = time.perf_counter() - started
+    loaded_peak = peak_rss_mb()
+    test, size = data["test"], job["batch_size"]
+    texts = [" ".join(s) for s in test]
+    tagger.predict_tokens(test[:16])  # warm-up: allocator, lazy imports
+    results = []
+    tokens = timed(lambda: results.extend(tagger.predict_tokens(test, batch_size=size)))
+    text = timed(lambda: tagger.predict(texts, batch_size=size))
+    if hasattr(tagger, "_token_vectors"):
+        tagger._token_vectors.clear()  # the biLM's char-CNN cache starts empty again
+    group = job["micro_batch"]
+    micro = timed(
+        lambda: [tagger.predict(texts[i : i + group]) for i in range(0, len(texts), group)]
+    )
+    predictions = [
+        [r.tags, [[e.token_start, e.token_end, e.type, e.confidence] for e in r.entities]]
+        for r in results
+    ]
+    Path(job["predictions"]).write_text(json.dumps(predictions), encoding="utf-8")
+    figures = {"load_seconds": round(load, 3)}
+    for name, (wall, cpu) in (
+        ("pretokenized", tokens),
+        ("raw_text", text),
+        ("micro_batches", micro),
+    ):
+        figures[f"{name}_sentences_per_second"] = round(len(test) / wall, 1)
+        figures[f"{name}_sentences_per_cpu_second"] = round(len(test) / cpu, 1)
+    figures["peak_rss_mb_after_load"] = round(loaded_peak)
+    figures["peak_rss_mb"] = round(peak_rss_mb())
+    return figures
 
 
-def cold_load_seconds(model_dir: Path, threads: int) -> float:
-    """Wall time of importing ner and loading the model in a fresh interpreter."""
-    code = (
-        "import time; t = time.perf_counter(); import torch; "
-        f"torch.set_num_threads({threads}); from ner import Tagger; "
-        f"Tagger.load({str(model_dir)!r}); print(time.perf_counter() - t)"
+def compare(base_file: Path, other_file: Path) -> dict:
+    """Sentences with identical tags, whether the entities (type and tokens) are identical, and
+    the largest difference between the confidences of the same entity."""
+    base, other = json.loads(base_file.read_text()), json.loads(other_file.read_text())
+    pairs = list(zip(base, other, strict=True))
+    same = all([e[:3] for e in a[1]] == [e[:3] for e in b[1]] for a, b in pairs)
+    gaps = [abs(e[3] - f[3]) for a, b in pairs for e, f in zip(a[1], b[1], strict=False)]
+    return {
+        "sentences": len(pairs),
+        "sentences_with_identical_tags": sum(a[0] == b[0] for a, b in pairs),
+        "entities": sum(len(a[1]) for a in base),
+        "identical_entities": same,
+        "max_confidence_difference": max(gaps, default=0.0),
+    }
+
+
+def parser() -> argparse.ArgumentParser:
+    found = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    found.add_argument("--corpus", default="conll2003", help="a named corpus or a folder")
+    found.add_argument("--split", default="test")
+    found.add_argument("--sentences", type=int, help="only the first N sentences of the split")
+    found.add_argument(
+        "--bilm", default="shipped", help="shipped | fixture | small | medium | original | DIR"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    found.add_argument("--model", type=Path, help="a trained model folder instead")
+    found.add_argument("--old", type=Path, help="a checkout of the code to compare with")
+    found.add_argument("--new", type=Path, default=REPO, help="the checkout measured (default .)")
+    found.add_argument(
+        "--precision", nargs="+", default=["float32"], choices=["float32", "bfloat16"]
     )
-    return float(done.stdout.strip())
+    found.add_argument("--threads", type=int, nargs="+", default=[1])
+    found.add_argument("--batch-size", type=int, default=64)
+    found.add_argument("--micro-batch", type=int, default=9, help="texts per call (ner-serve's)")
+    found.add_argument("--rounds", type=int, default=1)
+    found.add_argument("--out", type=Path, help="write the record here")
+    found.add_argument("--child", help=argparse.SUPPRESS)  # a measurement's job (JSON)
+    return found
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bilm", default="fixture", help="fixture | shipped-shape | DIR")
-    parser.add_argument("--model", type=Path, help="a trained model directory instead")
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--sentences", type=int, help="only the first N test sentences")
-    parser.add_argument("--out", type=Path, help="write the results as JSON here")
-    args = parser.parse_args()
-
-    corpus = load_corpus("conll2003")
-    names = corpus["test"].features["tags"].feature.names
-    test = [list(tokens) for tokens in corpus["test"]["tokens"]][: args.sentences]
-    with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        model_dir = args.model
-        if model_dir is None:
-            train = corpus["train"]
-            everything = [list(t) for split in corpus.values() for t in split["tokens"]]
-            gold = [[names[i] for i in row] for row in train["tags"]]
-            model_dir = build_model(everything, gold, bilm_files(args.bilm, workdir), workdir / "m")
-        results = {
-            "model": str(args.model) if args.model else f"default architecture, {args.bilm} biLM",
-            "sentences": len(test),
-            "tokens": sum(len(s) for s in test),
-            "batch_size": args.batch_size,
-            "cpus": os.cpu_count(),
-            "load_average_at_start": os.getloadavg()[0],
-            "runs": [],
-        }
-        texts = [" ".join(tokens) for tokens in test]
+    args = parser().parse_args()
+    if args.child:
+        print(json.dumps(measure(json.loads(args.child))))
+        return
+    setups = {}  # name → (tree, precision, threads)
+    if args.old is not None:
+        setups["old"] = (args.old, "float32", args.threads[0])
+    for precision in args.precision:
         for threads in args.threads:
-            torch.set_num_threads(threads)
-            started = time.perf_counter()
-            tagger = Tagger.load(model_dir)
-            load = time.perf_counter() - started
-            tagger.predict_tokens(test[:16], batch_size=args.batch_size)  # warm state, allocator
-            started, cpu_started = time.perf_counter(), time.process_time()
-            tagger.predict_tokens(test, batch_size=args.batch_size)
-            tokens_seconds = time.perf_counter() - started
-            cpu_seconds = time.process_time() - cpu_started
-            started = time.perf_counter()
-            tagger.predict(texts, batch_size=args.batch_size)
-            text_seconds = time.perf_counter() - started
-            run = {
+            name = "new" if precision == "float32" else f"new_{precision}"
+            setups[name + (f"_{threads}threads" if len(args.threads) > 1 else "")] = (
+                args.new,
+                precision,
+                threads,
+            )
+    names = list(setups)
+    corpus = corpus_sentences(args.corpus)
+    test = corpus[args.split]["tokens"][: args.sentences]
+    with tempfile.TemporaryDirectory() as folder:
+        workdir = Path(folder)
+        bilm = None if args.model else bilm_folder(args.bilm, workdir)
+        data = {
+            "spec": default_tagger_spec(corpus["train"]["tags"], bilm),
+            "vocabulary": [s for split in corpus.values() for s in split["tokens"]],
+            "test": test,
+        }
+        (workdir / "data.json").write_text(json.dumps(data), encoding="utf-8")
+
+        def run(name: str, number: int) -> dict:
+            tree, precision, threads = setups[name]
+            job = {
+                "data": str(workdir / "data.json"),
+                "workdir": str(workdir / f"{name}{number}"),
+                "model": str(args.model.resolve()) if args.model else None,
+                "predictions": str(workdir / f"{name}{number}.predictions.json"),
+                "precision": precision,
                 "threads": threads,
-                "load_seconds": round(load, 3),
-                "cold_load_seconds": round(cold_load_seconds(model_dir, threads), 3),
-                "pretokenized_sentences_per_second": round(len(test) / tokens_seconds, 1),
-                "raw_text_sentences_per_second": round(len(test) / text_seconds, 1),
-                "tokens_per_second": round(results["tokens"] / tokens_seconds),
-                # CPU time of this process (all its threads): with 1 thread, what an idle core gives
-                "pretokenized_sentences_per_cpu_second": round(len(test) / cpu_seconds, 1),
+                "batch_size": args.batch_size,
+                "micro_batch": args.micro_batch,
             }
-            results["runs"].append(run)
-            print(json.dumps(run), flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+            return fresh_process(Path(__file__), ["--child", json.dumps(job)], tree)
+
+        measured = alternate(names, args.rounds, run)
+        base = names[0]
+        outputs = {
+            name: compare(
+                workdir / f"{base}0.predictions.json", workdir / f"{name}0.predictions.json"
+            )
+            for name in names[1:]
+        }
+    figures = {
+        "model": str(args.model)
+        if args.model
+        else f"default architecture, random weights, {args.bilm} biLM",
+        "corpus": f"{args.corpus} {args.split}",
+        "sentences": len(test),
+        "tokens": sum(map(len, test)),
+        "batch_size": args.batch_size,
+        "setups": {
+            n: {"tree": str(t), "precision": p, "threads": th} for n, (t, p, th) in setups.items()
+        },
+        "runs": measured,
+        "median": {
+            n: {k: median(r[k] for r in runs) for k in RATES} for n, runs in measured.items()
+        },
+        f"paired_ratios_over_{base}": {k: paired_ratios(measured, base, k) for k in RATES},
+        f"outputs_against_{base}": outputs,
+    }
+    write_record(args.out, figures)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

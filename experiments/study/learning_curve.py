@@ -47,11 +47,10 @@ import math
 import statistics
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from children import launch, log, stop_children_on_signals
+from sweep import launch, log, run_state, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_DIR = ROOT / "outputs" / "learning_curve"
@@ -165,43 +164,27 @@ def overrides(run: Run, variant_overrides: list[str], extra: list[str]) -> list[
 
 
 def state(run: Run, runs_dir: Path, records_dir: Path) -> str:
-    directory = run.directory(runs_dir)
-    if run.record(records_dir).is_file() or (directory / "results.json").is_file():
-        return "done"
-    if (directory / "checkpoints" / "last.pt").is_file():
-        return "partial"
-    return "todo"
-
-
-def start(run: Run, runs_dir: Path, records_dir: Path, values: list[str]) -> subprocess.Popen:
-    """Launch (or resume) one run as a child process."""
-    resume = state(run, runs_dir, records_dir) == "partial"
-    return launch(run.directory(runs_dir), run.seed, values, resume=resume, name=run.name)
+    """``done`` (a record, or a results.json), ``partial`` (a checkpoint) or ``todo``."""
+    return run_state(run.directory(runs_dir), run.record(records_dir).is_file())
 
 
 def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) -> int:
     """Run the unfinished runs, `args.jobs` at a time; collect after each; 1 if any failed."""
     queue = [run for run in runs if state(run, runs_dir, args.records) != "done"]
     log(f"{len(queue)} run(s) to do of {len(runs)}")
-    running: dict[Run, subprocess.Popen] = {}
-    failed = 0
-    stop_children_on_signals(running)
-    while queue or running:
-        while queue and len(running) < args.jobs:
-            run = queue.pop(0)
-            values = overrides(run, options[run.variant], args.set)
-            running[run] = start(run, runs_dir, args.records, values)
-        time.sleep(args.poll)
-        for run, process in list(running.items()):
-            if process.poll() is None:
-                continue
-            del running[run]
-            if process.returncode:
-                failed += 1
-                log(f"FAILED {run.name} (exit {process.returncode}); see its seed log")
-            else:
-                log(f"done {run.name}")
-                collect(runs, runs_dir, args.records, args.out, args.stem)
+
+    def start(run: Run) -> subprocess.Popen:
+        values = overrides(run, options[run.variant], args.set)
+        return launch(run.directory(runs_dir), run.seed, values, name=run.name)
+
+    failed = run_sweep(
+        queue,
+        jobs=args.jobs,
+        start=start,
+        finished=lambda run: state(run, runs_dir, args.records) == "done",
+        on_done=lambda _run: collect(runs, runs_dir, args.records, args.out, args.stem),
+        poll=args.poll,
+    )
     return 1 if failed else 0
 
 

@@ -19,7 +19,6 @@ ignored ``outputs/`` and ``data/``.
 
 import argparse
 import json
-import math
 import os
 import shlex
 import subprocess
@@ -29,7 +28,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from children import launch, log, stop_children_on_signals
+from sweep import launch, log, run_state, run_sweep
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import harness
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments" / "results" / "study"
@@ -137,14 +139,10 @@ def job_state(runs_dir: Path, job: Job) -> str:
     """``done`` (results.json), ``published`` (no run dir here, but its summary is in
     experiments/results/study/runs/: it ran on an earlier machine), ``partial`` (a checkpoint to
     resume) or ``todo``."""
-    directory = run_dir(runs_dir, job)
-    if (directory / "results.json").is_file():
-        return "done"
-    if runs_dir == RUNS_DIR and summary_path(RESULTS, job).is_file():
+    state = run_state(run_dir(runs_dir, job))
+    if state != "done" and runs_dir == RUNS_DIR and summary_path(RESULTS, job).is_file():
         return "published"
-    if (directory / "checkpoints" / "last.pt").is_file():
-        return "partial"
-    return "todo"
+    return state
 
 
 FINISHED = ("done", "published")
@@ -153,8 +151,7 @@ FINISHED = ("done", "published")
 def start(job: Job, runs_dir: Path, args: argparse.Namespace) -> subprocess.Popen:
     """Launch (or resume) one job as a child process."""
     values = overrides(job, args.elmo, args.set, args.max_epochs, args.patience)
-    resume = job_state(runs_dir, job) == "partial"
-    return launch(run_dir(runs_dir, job), job.seed, values, resume=resume, name=job.name)
+    return launch(run_dir(runs_dir, job), job.seed, values, name=job.name)
 
 
 def features_pending(runs_dir: Path, job: Job, running: dict[Job, subprocess.Popen]) -> bool:
@@ -218,37 +215,19 @@ def run(args: argparse.Namespace) -> int:
     queue = [j for j in jobs if job_state(args.runs_dir, j) not in FINISHED]
     if any(job.uses_elmo for job in queue):
         check_elmo_preset(args.elmo)
-    deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else math.inf
-    running: dict[Job, subprocess.Popen] = {}
-    failed: list[Job] = []
-
-    stop_children_on_signals(running)
     log(f"{len(queue)} job(s) to run of {len(jobs)}; {args.jobs} at a time")
-    while queue or running:
-        for job, process in list(running.items()):
-            if process.poll() is None:
-                continue
-            del running[job]
-            if process.returncode == 0 and job_state(args.runs_dir, job) == "done":
-                log(f"done {job.name}")
-                publish(job, args.runs_dir, results_dir)
-            else:
-                failed.append(job)
-                log(f"FAILED {job.name} (exit {process.returncode}); see its .log file")
-        while queue and len(running) < args.jobs and time.monotonic() < deadline:
-            ready = [
-                j
-                for j in queue
-                if not (j.uses_elmo and features_pending(args.runs_dir, j, running))
-            ]
-            if not ready:
-                break
-            queue.remove(ready[0])
-            running[ready[0]] = start(ready[0], args.runs_dir, args)
-        if time.monotonic() >= deadline and not running:
-            log(f"--max-minutes reached; {len(queue)} job(s) left for the next session")
-            break
-        time.sleep(args.poll)
+    failed = run_sweep(
+        queue,
+        jobs=args.jobs,
+        start=lambda job: start(job, args.runs_dir, args),
+        finished=lambda job: job_state(args.runs_dir, job) == "done",
+        on_done=lambda job: publish(job, args.runs_dir, results_dir),
+        ready=lambda job, running: (
+            not (job.uses_elmo and features_pending(args.runs_dir, job, running))
+        ),
+        poll=args.poll,
+        max_minutes=args.max_minutes,
+    )
     log(f"finished; {len(failed)} failed: {', '.join(j.name for j in failed) or 'none'}")
     return 1 if failed else 0
 
@@ -320,7 +299,7 @@ def timing(args: argparse.Namespace) -> int:
     load = os.getloadavg()[0]
     record = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
-        "machine": machine(),
+        "machine": harness.machine(),
         "load_average_1min_at_end": load,
         "bilm": bilm_note,
         "command": "experiments/study/study.py time " + shlex.join(sys.argv[2:]),
@@ -335,30 +314,10 @@ def timing(args: argparse.Namespace) -> int:
 def random_bilm(preset) -> list[str]:
     """Options + random weights of the preset's shape in a temp folder (same compute as the
     trained model), as ``elmo.options_file=`` / ``elmo.weight_file=`` overrides."""
-    import torch
-
-    from ner.bilm.bilm import BiLM
-    from ner.bilm.options import BiLMOptions
-
-    options = BiLMOptions.from_dict(
-        json.loads(Path(preset.options_file).read_text()), source=preset.options_file
-    )
+    options = json.loads(Path(preset.options_file).read_text())
     folder = Path(tempfile.mkdtemp(prefix="study-timing-bilm-"))
-    torch.manual_seed(0)
-    BiLM(options).save(folder / "options.json", folder / "weights.hdf5")
-    return [
-        f"elmo.options_file={folder / 'options.json'}",
-        f"elmo.weight_file={folder / 'weights.hdf5'}",
-    ]
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    return f"{cpu}, {os.cpu_count()} cores"
+    options_file, weights = harness.random_bilm(options, folder)
+    return [f"elmo.options_file={options_file}", f"elmo.weight_file={weights}"]
 
 
 def budget_lines(runs_dir: Path, epochs: int) -> list[str]:

@@ -2,8 +2,10 @@
 
     python -m ner.cli.evaluate RUN_DIR [--split test] [--corpus NAME_OR_PATH] [--checkpoint best]
 
-Prints the scores (seqeval default and strict, per type) as JSON and writes them, with a
-``token gold pred`` predictions file, next to the run: ``eval_<corpus>_<split>.{json,txt}``.
+The run's model is loaded as a `Tagger` (its ``model/`` folder, or a checkpoint restored into
+one) and scored by the code of ``ner-predict --scores`` (`ner.model.evaluation`). Prints the
+scores (seqeval default and strict, per type) as JSON and writes them, with a ``token gold pred``
+predictions file, next to the run: ``eval_<corpus>_<split>.{json,txt}``.
 """
 
 import argparse

@@ -193,10 +193,6 @@ def _first_non_tag(sentences: list[ConllSentence]) -> tuple[int, str] | None:
 def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out: IO[str]) -> int:
     """Tag CoNLL input (read whole, to know the gold scheme first) and score it when it has
     gold tags everywhere; returns how many sentences were skipped."""
-    from ner.data.tag_schemes import TagSchemeError, detect_scheme, guess_scheme
-    from ner.metrics import evaluate_tags, span_scores
-    from ner.model.tagger import whitespace_tokens
-
     items = list(read_conll(lines))
     sentences = [item for item in items if isinstance(item, ConllSentence)]
     per_token = tagger.labels == "tokens"
@@ -211,20 +207,20 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
             sentence.gold = None
     gold = [s.gold for s in sentences]
     scored = bool(sentences) and all(g is not None for g in gold)
-    gold_scheme = None
-    if scored and not per_token:
-        try:
-            gold_scheme = detect_scheme(gold)  # type: ignore[arg-type]
-        except TagSchemeError as error:
-            _warn(f"the gold tags are not valid in any scheme ({error}); conlleval scores only")
-            gold_scheme = guess_scheme(gold)  # type: ignore[arg-type]
-        tagger.tag_scheme = args.tag_scheme or gold_scheme
-    texts = [" ".join(s.tokens) for s in sentences]
+    tokens = [s.tokens for s in sentences]
+    evaluation = None
+    if scored:  # tagged in the gold's scheme (unless --tag-scheme says otherwise) and scored
+        evaluation = tagger.evaluate(
+            tokens, gold, tag_scheme=args.tag_scheme, batch_size=args.batch_size
+        )
+        for warning in evaluation.warnings:
+            _warn(warning)
     results = iter(
-        tagger.tag_tokenized(texts, [[whitespace_tokens(t)] for t in texts], args.batch_size)
+        evaluation.tagged
+        if evaluation
+        else tagger.predict_tokens(tokens, batch_size=args.batch_size)
     )
     skipped = 0
-    predicted: list[list[str]] = []
     for item in items:
         if isinstance(item, Line) and item.error:
             skipped += 1
@@ -236,7 +232,6 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
                 out.write(f"{item.text}\n\n")
         else:
             result = next(results)
-            predicted.append(result.tags)
             if args.format in ("jsonl", "html"):
                 record = {"line": item.first_line, **result.to_json(), "gold_tags": item.gold}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -244,45 +239,31 @@ def tag_conll(tagger: Any, lines: Iterable[Line], args: argparse.Namespace, out:
                 for raw, tag in zip(item.lines, result.tags, strict=True):
                     out.write(f"{raw}\t{tag}\n")
                 out.write("\n")
-    if scored and per_token:
-        _score_labels(gold, predicted, args)  # type: ignore[arg-type]
-    elif scored:
-        strict_ok = gold_scheme == tagger.tag_scheme
-        scores = (
-            evaluate_tags(gold, predicted, gold_scheme)  # type: ignore[arg-type]
-            if strict_ok
-            else span_scores(gold, predicted)  # type: ignore[arg-type]
-        )
-        scores["sentences"] = len(sentences)
-        scores["scheme"] = gold_scheme
-        print(
-            f"ner-predict: {len(sentences)} sentences scored: precision {scores['precision']:.2f}"
-            f" recall {scores['recall']:.2f} F1 {scores['f1']:.2f} (conlleval)"
-            + (f", strict F1 {scores['strict']['f1']:.2f}" if "strict" in scores else ""),
-            file=sys.stderr,
-        )
-        if args.scores:
-            write_json(args.scores, scores, indent=2)
+    if evaluation is not None:
+        _report_scores(evaluation, len(sentences), args)
     elif any(g is not None for g in gold):
         _warn("some sentences have no gold tags, so nothing was scored")
     return skipped
 
 
-def _score_labels(gold: list[list[str]], predicted: list[list[str]], args: argparse.Namespace):
-    """Token accuracy of per-token labels against the gold column, printed and (``--scores``)
-    written."""
-    from ner.metrics import token_scores
-
-    scores = token_scores(gold, predicted)
-    scores["sentences"] = len(gold)
-    print(
-        f"ner-predict: {len(gold)} sentences scored: token accuracy {scores['accuracy']:.2f} "
-        f"({scores['correct']} of {scores['support']} tokens)",
-        file=sys.stderr,
-    )
+def _report_scores(evaluation: Any, sentences: int, args: argparse.Namespace) -> None:
+    """The scores of gold-tagged input, printed and (``--scores``) written."""
+    scores = {**evaluation.scores, "sentences": sentences}
+    if evaluation.scheme == "tokens":
+        summary = (
+            f"token accuracy {scores['accuracy']:.2f} ({scores['correct']} of "
+            f"{scores['support']} tokens)"
+        )
+    else:
+        scores["scheme"] = evaluation.scheme
+        summary = (
+            f"precision {scores['precision']:.2f} recall {scores['recall']:.2f} F1 "
+            f"{scores['f1']:.2f} (conlleval)"
+            + (f", strict F1 {scores['strict']['f1']:.2f}" if "strict" in scores else "")
+        )
+    print(f"ner-predict: {sentences} sentences scored: {summary}", file=sys.stderr)
     if args.scores:
-        with open(args.scores, "w", encoding="utf-8") as file:
-            json.dump(scores, file, indent=2)
+        write_json(args.scores, scores, indent=2)
 
 
 def write_html(tagger: Any, jsonl: str, args: argparse.Namespace, out: IO[str]) -> None:

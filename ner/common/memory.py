@@ -81,7 +81,7 @@ def limit_kernel_cache(entries: int = KERNEL_CACHE_ENTRIES) -> bool:
     oneDNN compiles one kernel per input shape of a convolution, a fused LSTM or a bfloat16
     matrix product and keeps it with its buffers; a server that sees batches of every size fills
     all 1024 entries (160-290 MB more than 128 in our runs), where 128 cost no measurable speed
-    (experiments/bench/serve_memory.py). Takes effect only before the process's first oneDNN
+    (experiments/results/bench/serve_memory*.json). Takes effect only before the first oneDNN
     call; leaves a capacity set in the environment alone. Returns whether it set it."""
     if any(name in os.environ for name in KERNEL_CACHE_VARIABLES):
         return False

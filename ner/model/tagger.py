@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -40,6 +40,7 @@ from ner.model.archive import (
     WEIGHTS,
     ArchiveError,
     BiLMFiles,
+    LoadedArchive,
     load_archive,
     save_archive,
 )
@@ -48,6 +49,9 @@ from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
 from ner.tagger.model import TaggerModel
+
+if TYPE_CHECKING:
+    from ner.model.evaluation import Evaluation
 
 _WHITESPACE_TOKEN = re.compile(r"\S+")
 # Distinct token strings whose biLM char-CNN vectors a Tagger keeps (emptied when it holds more):
@@ -297,6 +301,18 @@ def check_vocabularies(model: TaggerModel, encoder: Encoder) -> None:
             )
 
 
+def pretrained_words_of(
+    archive: LoadedArchive, encoder: Encoder
+) -> tuple[Vocabulary | PackedWords | None, torch.Tensor | None]:
+    """The words of a model folder's frozen pretrained rows (None without any): stored in the
+    folder, or rebuilt from the pinned table of a compact folder, which also gives their
+    (E, dim) float16 vectors, left out of its weights (else None)."""
+    if "pretrained_words" in archive.rebuilt:
+        return _rebuilt_extension(archive.rebuilt["pretrained_words"], encoder, archive.directory)
+    words = archive.vocabularies.get("pretrained_words")
+    return (None if words is None else Vocabulary.from_json(words)), None
+
+
 class Tagger:
     """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
 
@@ -388,22 +404,48 @@ class Tagger:
         directory = resolve_model(directory)
         archive = load_archive(directory, allow_download=allow_download)
         encoder = Encoder.from_json(archive.vocabularies["encoder"])
-        if "pretrained_words" in archive.rebuilt:  # a compact folder: from the pinned table
-            encoder.pretrained, archive.state_dict["pretrained_words"] = _rebuilt_extension(
-                archive.rebuilt["pretrained_words"], encoder, directory
-            )
-        elif "pretrained_words" in archive.vocabularies:  # words outside the training data
-            encoder.pretrained = Vocabulary.from_json(archive.vocabularies["pretrained_words"])
-        check_sizes(archive.model_config, archive.state_dict, directory)
-        model = TaggerModel(**archive.model_config)  # as large as the weights: checked above
-        model.load_state_dict(archive.state_dict)  # float16 weights are widened to float32
+        words, vectors = pretrained_words_of(archive, encoder)
+        if vectors is not None:  # a compact folder's, rebuilt from the pinned table
+            archive.state_dict["pretrained_words"] = vectors
+        tagger = cls.restore(
+            directory,
+            archive.model_config,
+            archive.state_dict,  # float16 weights are widened to float32
+            encoder,
+            words,
+            archive.bilm,
+            corpus_scheme=archive.manifest["metadata"].get("corpus_scheme"),
+            **options,
+        )
+        tagger.config = archive.config
+        return tagger
+
+    @classmethod
+    def restore(
+        cls,
+        source: Path,
+        model_config: dict[str, Any],
+        state_dict: dict[str, torch.Tensor],
+        encoder: Encoder,
+        pretrained: Vocabulary | PackedWords | None,
+        bilm: BiLMFiles | None,
+        **options: Any,
+    ) -> "Tagger":
+        """A tagger from saved parts: the `TaggerModel` config and weights, the encoder, the
+        words of the frozen pretrained rows (re-attached to the encoder: they are saved apart
+        from it) and the biLM files; the one way a model folder (`load`) and a training
+        checkpoint (`ner-evaluate`) become a `Tagger`. source: the folder or file they came
+        from, for error messages; `options` go to the constructor. Raises `ArchiveError` when
+        the sizes of the config, weights and vocabularies do not fit together."""
+        check_sizes(model_config, state_dict, source)
+        model = TaggerModel(**model_config)  # as large as the weights: checked above
+        model.load_state_dict(state_dict)
+        encoder.pretrained = pretrained
         try:
             check_vocabularies(model, encoder)
         except ValueError as error:
-            raise ArchiveError(f"model {directory}: {error}") from None
-        corpus_scheme = archive.manifest["metadata"].get("corpus_scheme")
-        tagger = cls(model, encoder, archive.bilm, corpus_scheme=corpus_scheme, **options)
-        tagger.config = archive.config
+            raise ArchiveError(f"model {source}: {error}") from None
+        tagger = cls(model, encoder, bilm, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest
         return tagger
 
@@ -428,23 +470,52 @@ class Tagger:
         return self.tag_tokenized(texts, sentences, batch_size)
 
     def predict_tokens(
-        self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
+        self,
+        sentences: Sequence[Sequence[str]],
+        *,
+        batch_size: int = 64,
+        tag_scheme: str | None = None,
     ) -> list[TaggedText]:
         """Tag pre-tokenized sentences, keeping every token exactly as given (one tag each).
 
         A result's text is its tokens joined by single spaces, with each token's offsets into it.
         An empty list gives an empty result; an empty or whitespace-only token is a ValueError.
+        tag_scheme: of the tags, for this call (default: the tagger's `tag_scheme`).
         """
         joined = [joined_tokens(tokens, index) for index, tokens in enumerate(sentences)]
         texts = [text for text, _ in joined]
-        return self.tag_tokenized(texts, [[s] if s else [] for _, s in joined], batch_size)
+        return self.tag_tokenized(
+            texts, [[s] if s else [] for _, s in joined], batch_size, tag_scheme=tag_scheme
+        )
+
+    def evaluate(
+        self,
+        sentences: Sequence[Sequence[str]],
+        gold: Sequence[Sequence[str]],
+        *,
+        scheme: str | None = None,
+        tag_scheme: str | None = None,
+        batch_size: int = 64,
+    ) -> "Evaluation":
+        """Tag gold-tagged token sentences and score the tags; see
+        `ner.model.evaluation.evaluate_tagger`."""
+        from ner.model.evaluation import evaluate_tagger
+
+        return evaluate_tagger(
+            self, sentences, gold, scheme=scheme, tag_scheme=tag_scheme, batch_size=batch_size
+        )
 
     def tag_tokenized(
-        self, texts: Sequence[str], sentences: Sequence[Sequence[Sequence[Token]]], batch_size: int
+        self,
+        texts: Sequence[str],
+        sentences: Sequence[Sequence[Sequence[Token]]],
+        batch_size: int,
+        *,
+        tag_scheme: str | None = None,
     ) -> list[TaggedText]:
         """Tag texts already split into sentences of tokens (offsets into each text)."""
         flat = [[t.text for t in sentence] for document in sentences for sentence in document]
-        tagged = iter(self.tag_sentences(flat, batch_size=batch_size))
+        tagged = iter(self.tag_sentences(flat, batch_size=batch_size, tag_scheme=tag_scheme))
         results = []
         for text, document in zip(texts, sentences, strict=True):
             tokens, tags, bounds, entities, confidences = [], [], [], [], []
@@ -472,11 +543,26 @@ class Tagger:
         return results
 
     def tag_sentences(
-        self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64
+        self,
+        sentences: Sequence[Sequence[str]],
+        *,
+        batch_size: int = 64,
+        tag_scheme: str | None = None,
     ) -> list[TaggedSentence]:
-        """Tags (in `tag_scheme`) and scored spans of token lists; long ones go in pieces."""
+        """Tags and scored spans of token lists; long ones go in pieces. The tags are in
+        `tag_scheme` (default: the tagger's), rebuilt from the spans, so that they always form a
+        valid sequence that encodes exactly the spans (an unconstrained model's Viterbi path
+        may not)."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
+        scheme = self.tag_scheme if tag_scheme is None else tag_scheme
+        if self.labels == SPANS and scheme not in SCHEMES:
+            raise ValueError(f"tag_scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+        if self.labels == TOKENS and scheme != TOKENS:
+            raise ValueError(
+                f"tag_scheme={scheme}: this model predicts per-token labels, which have no "
+                "chunk scheme"
+            )
         pieces: list[list[str]] = []
         owners: list[int] = []
         for index, sentence in enumerate(sentences):
@@ -492,10 +578,10 @@ class Tagger:
             target.spans.extend((k, s + offset, e + offset, c) for k, s, e, c in piece.spans)
             target.tags.extend(piece.tags)
             target.confidences.extend(piece.confidences)
-        if self.tag_scheme != self.model_scheme and self.labels == SPANS:
+        if self.labels == SPANS:
             for result in merged:
                 spans = [Span(kind, start, end) for kind, start, end, _ in result.spans]
-                result.tags = spans_to_tags(spans, len(result.tags), self.tag_scheme)
+                result.tags = spans_to_tags(spans, len(result.tags), scheme)
         return merged
 
     @torch.inference_mode()

@@ -1,6 +1,9 @@
-"""Tag a split with a trained model, score it (span F1 with seqeval, or token accuracy for
-per-token labels) and write a conlleval-readable file."""
+"""The dev scores that select the best epoch while a model trains: the model's own decoding over
+the split's encoded examples and their cached ELMo layers, so that an epoch's evaluation does not
+run the biLM again. A trained model's final scores (results.json, ``ner-evaluate``,
+``ner-predict --scores``) come from `ner.model.evaluation` instead, through a `Tagger`."""
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -9,13 +12,16 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from ner.common.files import atomic_write
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import tags_to_spans
-from ner.metrics import evaluate_tags, span_scores, token_scores
+from ner.metrics import span_scores, token_scores
+from ner.model.evaluation import evaluate_tagger, write_predictions
+from ner.model.tagger import Tagger
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, Split, bucket_batches, convert_split
 from ner.tagger.model import TaggerModel
+
+logger = logging.getLogger(__name__)
 
 
 def predict_tags(
@@ -42,17 +48,6 @@ def predict_tags(
     return predicted
 
 
-def write_predictions(
-    path: Path, tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], pred
-) -> None:
-    """``token gold pred`` per line, a blank line after each sentence (conlleval's input)."""
-    with atomic_write(path, "w", encoding="utf-8") as handle:
-        for sentence, gold_tags, pred_tags in zip(tokens, gold, pred, strict=True):
-            for token, g, p in zip(sentence, gold_tags, pred_tags, strict=True):
-                handle.write(f"{token} {g} {p}\n")
-            handle.write("\n")
-
-
 def evaluate_split(
     model: TaggerModel,
     split: Split,
@@ -63,13 +58,10 @@ def evaluate_split(
     model_scheme: str,
     batch_size: int,
     device: torch.device,
-    predictions_file: Path | None = None,
     progress: bool = False,
-    strict: bool = True,
 ) -> dict[str, Any]:
-    """Scores (default + strict, per type) in the corpus's own scheme, how many entities the
+    """Seqeval's default scores (per type) in the corpus's own scheme, how many entities the
     model predicted (``predicted_entities``; gold ones are ``support``), plus speed figures.
-    strict=False leaves the strict-mode scores out (model selection needs only the default F1).
     Per-token labels (scheme ``tokens``) get `ner.metrics.token_scores` instead."""
     started = time.perf_counter()
     predicted = predict_tags(
@@ -89,16 +81,28 @@ def evaluate_split(
         predicted = convert_split(
             predicted, model_scheme, corpus_scheme, f"predicted {split.name}", lenient=True
         )
-        scores = (
-            evaluate_tags(split.tags, predicted, corpus_scheme)
-            if strict
-            else span_scores(split.tags, predicted)
-        )
+        scores = span_scores(split.tags, predicted)
         scores["predicted_entities"] = sum(
             len(tags_to_spans(tags, corpus_scheme, lenient=True)) for tags in predicted
         )
-    if predictions_file is not None:
-        write_predictions(predictions_file, split.tokens, split.tags, predicted)
     scores["seconds"] = seconds
     scores["tokens_per_second"] = split.num_tokens / max(seconds, 1e-9)
     return scores
+
+
+def score_split(
+    tagger: Tagger, split: Split, scheme: str, *, batch_size: int, predictions_file: Path
+) -> dict[str, Any]:
+    """A trained model's scores on a split of a corpus in `scheme` (`ner.model.evaluation`:
+    seqeval's default and strict scores, per type, or token accuracy), plus speed figures; the
+    predictions go to `predictions_file` as ``token gold pred`` lines. The scores of
+    results.json and of ``ner-evaluate``."""
+    result = evaluate_tagger(tagger, split.tokens, split.tags, scheme=scheme, batch_size=batch_size)
+    for warning in result.warnings:
+        logger.warning("%s: %s", split.name, warning)
+    write_predictions(predictions_file, split.tokens, split.tags, result.predicted)
+    return {
+        **result.scores,
+        "seconds": result.seconds,
+        "tokens_per_second": split.num_tokens / max(result.seconds, 1e-9),
+    }

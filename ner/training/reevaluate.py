@@ -1,54 +1,85 @@
 """Re-evaluating a saved training run on any split of its corpus or of another corpus.
 
-The scores (seqeval default and strict, per type) are written, with a ``token gold pred``
+The run's model is scored as ``ner-predict --scores`` scores it: as a `Tagger` (its ``model/``
+folder, or a checkpoint restored into the same `Tagger`), through `ner.model.evaluation`, as the
+run scored it for results.json. The
+scores (seqeval default and strict, per type) are written, with a ``token gold pred``
 predictions file, next to the run: ``eval_<corpus>_<split>.{json,txt}``.
 """
 
-import json
-import logging
 import re
 from pathlib import Path
 from typing import Any
 
-import torch
 from omegaconf import OmegaConf
 
 from ner.common.checkpoints import load_checkpoint
 from ner.common.errors import InputError, MissingFileError
-from ner.data.labels import TOKENS
+from ner.common.files import write_json
+from ner.common.packed_words import PackedWords
+from ner.common.vocabulary import Vocabulary
 from ner.embeddings.pretrained import load_pretrained_words
-from ner.features.elmo import ElmoFeatures
-from ner.tagger.dataset import Encoder, entity_types
-from ner.tagger.model import TaggerModel
-from ner.training.evaluation import evaluate_split
-from ner.training.setup import encode_split, load_splits
-
-logger = logging.getLogger(__name__)
+from ner.model.archive import MANIFEST, load_archive
+from ner.model.tagger import Tagger, pretrained_words_of
+from ner.tagger.dataset import Encoder
+from ner.training.evaluation import score_split
+from ner.training.setup import bilm_files, load_splits
 
 
-def run_encoder(saved: dict[str, Any], config: dict[str, Any]) -> Encoder:
-    """The encoder of a training run from its checkpoint and resolved config. The words of the
-    run's frozen GloVe rows (the rows themselves are in the weights) are rebuilt as training
-    built them, so that words outside train are looked up as in the training run."""
-    encoder = Encoder.from_json(saved["encoder"])
+def pretrained_words(
+    saved: dict[str, Any], config: dict[str, Any]
+) -> Vocabulary | PackedWords | None:
+    """The words of a checkpoint's frozen GloVe rows (the rows themselves are in the weights),
+    rebuilt as training built them from the run's GloVe settings, for a run that stopped before
+    it wrote ``model/`` (which keeps them)."""
     expected = saved["model_config"].get("pretrained_words")
-    if expected:
-        glove = config["embeddings"]["glove"]
-        encoder.pretrained = load_pretrained_words(
-            glove["source"],
-            encoder.words,
-            dim=glove["dim"],
-            seed=config["seed"],
-            member=glove.get("member"),
-            sha256=glove.get("sha256"),
-        ).extension
-        if len(encoder.pretrained) != expected:
-            raise InputError(
-                f"{glove['source']} no longer matches the run: it gives "
-                f"{len(encoder.pretrained)} words beyond the training vocabulary, the model has "
-                f"{expected}"
-            )
-    return encoder
+    if not expected:
+        return None
+    glove = config["embeddings"]["glove"]
+    words = load_pretrained_words(
+        glove["source"],
+        Encoder.from_json(saved["encoder"]).words,
+        dim=glove["dim"],
+        seed=config["seed"],
+        member=glove.get("member"),
+        sha256=glove.get("sha256"),
+    ).extension
+    if len(words) != expected:
+        raise InputError(
+            f"{glove['source']} no longer matches the run: it gives {len(words)} words beyond "
+            f"the training vocabulary, the model has {expected}"
+        )
+    return words
+
+
+def run_tagger(
+    run_dir: Path, config: dict[str, Any], checkpoint: str = "best", **options: Any
+) -> Tagger:
+    """The run's model as a `Tagger`: its ``model/`` folder (the best epoch's weights), or the
+    `checkpoint`'s weights with the vocabularies and biLM of ``model/`` (of the run's config and
+    GloVe file when a stopped run has no ``model/``). `options` go to the `Tagger`."""
+    model_dir = run_dir / "model"
+    has_model = (model_dir / MANIFEST).is_file()
+    if checkpoint == "best" and has_model:
+        return Tagger.load(model_dir, **options)
+    path = run_dir / "checkpoints" / f"{checkpoint}.pt"
+    saved = load_checkpoint(path)
+    encoder = Encoder.from_json(saved["encoder"])
+    if has_model:  # the checkpoint holds the pretrained vectors: only their words are needed
+        archive = load_archive(model_dir)
+        words, bilm = pretrained_words_of(archive, encoder)[0], archive.bilm
+    else:
+        words, bilm = pretrained_words(saved, config), bilm_files(config.get("elmo"))
+    return Tagger.restore(
+        path,
+        saved["model_config"],
+        saved["model"],
+        encoder,
+        words,
+        bilm,
+        corpus_scheme=saved.get("corpus_scheme"),
+        **options,
+    )
 
 
 def run_data_config(
@@ -82,46 +113,18 @@ def evaluate_run(
     if not config_path.is_file():
         raise MissingFileError(f"{run_dir} is not a training run: no config.yaml")
     config = OmegaConf.to_container(OmegaConf.load(config_path), resolve=True)
-    saved = load_checkpoint(run_dir / "checkpoints" / f"{checkpoint}.pt")
-    model = TaggerModel(**saved["model_config"])
-    model.load_state_dict(saved["model"])
-    model.to(device)
-    encoder = run_encoder(saved, config)
+    tagger = run_tagger(run_dir, config, checkpoint, device=device)
     data_config = run_data_config(config["data"], corpus, max_sentences)
     loaded = load_splits(data_config)
     if split not in loaded.splits:
         raise InputError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")
-    chosen = loaded.splits[split]
-    if loaded.scheme == TOKENS:  # per-token labels: the labels themselves
-        unknown = {tag for tags in chosen.tags for tag in tags} - set(model.tags)
-    else:
-        unknown = entity_types(chosen.tags) - {t.split("-", 1)[-1] for t in model.tags}
-    if unknown:
-        logger.warning("%s has types the model never predicts: %s", split, sorted(unknown))
-    elmo = None
-    if model.elmo_mix is not None:
-        elmo = ElmoFeatures(
-            config["elmo"],
-            # Runs from before the elmo group held every biLM setting have no elmo.cache; the
-            # cache was on by default then too.
-            cache=config["elmo"].get("cache", True),
-            device=torch.device(device),
-            progress=False,
-        )
-    encoded = encode_split(
-        chosen, encoder, loaded.scheme, saved["model_config"]["tag_scheme"], elmo, with_tags=False
-    )
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(data_config["name"]).name)
-    scores = evaluate_split(
-        model,
-        chosen,
-        encoded.examples,
-        encoded.make_batch,
-        corpus_scheme=loaded.scheme,
-        model_scheme=saved["model_config"]["tag_scheme"],
+    scores = score_split(
+        tagger,
+        loaded.splits[split],
+        loaded.scheme,
         batch_size=batch_size,
-        device=torch.device(device),
         predictions_file=run_dir / f"eval_{name}_{split}.txt",
     )
-    (run_dir / f"eval_{name}_{split}.json").write_text(json.dumps(scores, indent=1))
+    write_json(run_dir / f"eval_{name}_{split}.json", scores, indent=1)
     return scores

@@ -9,6 +9,7 @@ import logging
 import random
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,16 +31,15 @@ from ner.common.threads import cpu_threads, pick_device
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import PretrainedWords, load_pretrained_words
 from ner.features.elmo import ElmoFeatures
-from ner.model.archive import BiLMFiles
-from ner.model.tagger import save_tagger
+from ner.model.tagger import Tagger, save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
 from ner.training.config import validate
 from ner.training.diagnostics import diagnose
-from ner.training.evaluation import evaluate_split
+from ner.training.evaluation import evaluate_split, score_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import LoopState, Trainer
-from ner.training.setup import Corpus, EncodedSplit, encode_split, load_splits
+from ner.training.setup import Corpus, EncodedSplit, bilm_files, encode_split, load_splits
 from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
@@ -120,18 +120,11 @@ def save_model(
     run_dir: Path, model: TaggerModel, encoder: Encoder, cfg: DictConfig, corpus_scheme: str
 ) -> None:
     """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load."""
-    bilm = None
-    if cfg.elmo is not None:
-        bilm = BiLMFiles(
-            options=str(cfg.elmo.options_file),
-            weights=str(cfg.elmo.weight_file),
-            state=str(cfg.elmo.get("state", "warm")),
-        )
     save_tagger(
         run_dir / "model",
         model,
         encoder,
-        bilm,
+        bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None),
         corpus_scheme=corpus_scheme,
         config=OmegaConf.to_container(cfg, resolve=True),
     )
@@ -345,44 +338,51 @@ def build_trainer(
     )
 
 
-@dataclass
-class SplitScorer:
-    """Scores a split with the model as it is now (`evaluate_split`): dev after each epoch, dev
-    and test at the end."""
+def dev_scorer(
+    model: TaggerModel,
+    prepared: Prepared,
+    encoded: dict[str, EncodedSplit],
+    cfg: DictConfig,
+    device: torch.device,
+) -> Callable[[TaggerModel], dict[str, Any]]:
+    """Scores dev after an epoch, on the cached biLM layers: F1 or accuracy selects the epoch."""
+    validation = encoded["validation"]
 
-    model: TaggerModel
-    prepared: Prepared
-    encoded: dict[str, EncodedSplit]
-    batch_size: int
-    device: torch.device
-    progress: bool
-
-    def __call__(
-        self, split_name: str, predictions: Path | None = None, strict: bool = True
-    ) -> dict[str, Any]:
-        encoded = self.encoded[split_name]
+    def score(_: TaggerModel) -> dict[str, Any]:
         return evaluate_split(
-            self.model,
-            self.prepared.corpus.splits[split_name],
-            encoded.examples,
-            encoded.make_batch,
-            corpus_scheme=self.prepared.corpus.scheme,
-            model_scheme=self.prepared.model_scheme,
-            batch_size=self.batch_size,
-            device=self.device,
-            predictions_file=predictions,
-            progress=self.progress,
-            strict=strict,
+            model,
+            prepared.corpus.splits["validation"],
+            validation.examples,
+            validation.make_batch,
+            corpus_scheme=prepared.corpus.scheme,
+            model_scheme=prepared.model_scheme,
+            batch_size=cfg.trainer.eval_batch_size,
+            device=device,
+            progress=bool(cfg.progress),
         )
+
+    return score
 
 
 def evaluate_best_epoch(
-    model: TaggerModel, score: SplitScorer, run_dir: Path
+    cfg: DictConfig, model: TaggerModel, prepared: Prepared, run_dir: Path, device: torch.device
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The best epoch's model (``best.pt``) scored on dev and test, writing their predictions."""
+    """The best epoch's model (``best.pt``) scored on dev and test as ner-predict and
+    ner-evaluate run it (a `Tagger`), writing the predictions; returns the dev and test scores."""
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
-    dev = score("validation", run_dir / "predictions_dev.txt")
-    test = score("test", run_dir / "predictions_test.txt")
+    corpus = prepared.corpus
+    elmo_files = bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None)
+    tagger = Tagger(model, prepared.encoder, elmo_files, device=device, corpus_scheme=corpus.scheme)
+    dev, test = (
+        score_split(
+            tagger,
+            corpus.splits[name],
+            corpus.scheme,
+            batch_size=cfg.trainer.eval_batch_size,
+            predictions_file=run_dir / f"predictions_{short}.txt",
+        )
+        for name, short in (("validation", "dev"), ("test", "test"))
+    )
     return dev, test
 
 
@@ -468,17 +468,14 @@ def fit_and_evaluate(
     trainer = build_trainer(cfg, model, config, prepared, run_dir, run_logger, device)
     if resuming:
         trainer.resume()
-    score = SplitScorer(
-        model, prepared, encoded, cfg.trainer.eval_batch_size, device, bool(cfg.progress)
-    )
     train_split = encoded["train"]
     state = trainer.fit(
         train_split.examples,
         train_split.make_batch,
-        lambda _: score("validation", strict=False),  # each epoch: F1 or accuracy selects
+        dev_scorer(model, prepared, encoded, cfg, device),
     )
     evaluated_at = time.perf_counter()
-    dev, test = evaluate_best_epoch(model, score, run_dir)
+    dev, test = evaluate_best_epoch(cfg, model, prepared, run_dir, device)
     times = {
         "prepare_data": prepared_at - started,
         "elmo_features": features_at - prepared_at,

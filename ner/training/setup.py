@@ -1,4 +1,5 @@
-"""Steps shared by training and re-evaluation: read a corpus, encode it, attach ELMo features."""
+"""Steps shared by training and re-evaluation: read a corpus, encode it, attach ELMo features,
+name the biLM files a model reads."""
 
 import logging
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from ner.data import prepare_corpus
 from ner.data.corpora import log_changes
 from ner.data.subsets import fraction_size, nested_subset
 from ner.features.elmo import ElmoFeatures
+from ner.model.archive import BiLMFiles
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Encoder, Example, Split, collate, convert_split, read_splits
 
@@ -95,3 +97,14 @@ def encode_split(
     ]
     source = elmo.source(split.tokens) if elmo is not None else None
     return EncodedSplit(examples, lambda batch: collate(batch, source))
+
+
+def bilm_files(elmo: dict[str, Any] | None) -> BiLMFiles | None:
+    """The biLM files an ``elmo`` config group names (None for a run without ELMo)."""
+    if elmo is None:
+        return None
+    return BiLMFiles(
+        options=str(elmo["options_file"]),
+        weights=str(elmo["weight_file"]),
+        state=str(elmo.get("state", "warm")),
+    )

@@ -12,6 +12,7 @@ from test_report import config, write_run  # results.json in the trainer's schem
 from ner.cli.report import main
 from ner.data import load_corpus
 from ner.metrics import span_scores
+from ner.model.evaluation import write_predictions
 from ner.reporting.significance import (
     PredictionsError,
     approximate_randomization,
@@ -21,7 +22,6 @@ from ner.reporting.significance import (
     seed_permutation_test,
     sentence_counts,
 )
-from ner.training.evaluation import write_predictions
 
 SENTENCES = 300
 

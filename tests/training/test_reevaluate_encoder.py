@@ -1,10 +1,10 @@
-"""Re-evaluating a run rebuilds its encoder with the words of its frozen GloVe rows."""
+"""Re-evaluating a run that has no model/ folder rebuilds the words of its frozen GloVe rows."""
 
 import pytest
 
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.tagger.dataset import Encoder
-from ner.training.reevaluate import run_encoder
+from ner.training.reevaluate import pretrained_words
 
 
 def test_words_outside_train_keep_their_glove_rows(tmp_path):
@@ -14,9 +14,10 @@ def test_words_outside_train_keep_their_glove_rows(tmp_path):
     extension = load_pretrained_words(str(glove), encoder.words, dim=2, seed=1).extension
     saved = {"encoder": encoder.to_json(), "model_config": {"pretrained_words": len(extension)}}
     config = {"seed": 1, "embeddings": {"glove": {"source": str(glove), "dim": 2}}}
-    rebuilt = run_encoder(saved, config)
+    rebuilt = Encoder.from_json(saved["encoder"])
+    rebuilt.pretrained = pretrained_words(saved, config)
     assert rebuilt.word_id("Zanzibar") == len(encoder.words)  # the first row after the trained
     assert rebuilt.word_id("Qwxzz") == 1  # unknown
     glove.write_text("paris 1 2\n")  # the vectors file changed since training
     with pytest.raises(ValueError, match="no longer matches the run"):
-        run_encoder(saved, config)
+        pretrained_words(saved, config)

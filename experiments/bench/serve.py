@@ -1,11 +1,11 @@
-"""`ner-serve` under load against `ner-predict` on the same text, side by side in one run.
+"""How does `ner-serve` hold up under load? Against `ner-predict` on the same text, side by side.
 
-    .venv/bin/python experiments/bench/serve_load.py --bilm ner/pretrained/elmo-small-news \\
-        --clients 16 --requests 200 --rounds 2 --out experiments/results/bench/serve_load.json
+    .venv/bin/python experiments/bench/serve.py --clients 16 --requests 200 --rounds 1 \\
+        --port 8791 --out experiments/results/bench/serve_load.json
 
-The model is the default architecture with random weights over the given biLM (as in
-bench/predict.py); the texts are the first clients × requests CoNLL-2003 test sentences as raw
-text, one per request and one per line. Each round runs, on one CPU thread each:
+The model is the default architecture with random weights over `--bilm` (as in
+bench/predict.py); the texts are the first clients × requests sentences of the corpus's test split
+as raw text, one per request and one per line. Each round runs, on one CPU thread each:
 
 * ``ner-predict MODEL texts.txt`` (a single process tagging the file in batches): texts/s from the
   tagging time it reports, model loading excluded;
@@ -14,8 +14,9 @@ text, one per request and one per line. Each round runs, on one CPU thread each:
   where the CPU went: the server's busiest thread (the model thread), its other threads (HTTP,
   JSON, validation, tokenization) and the clients (threads of this process).
 
-The two alternate so both see the same load on a shared machine. ``--server-args`` passes
-options to ``ner-serve`` (e.g. ``"--batch-wait-ms 20"``) to compare batching settings.
+The two take turns (harness.alternate) so both see the same load on a shared machine.
+``--server-args`` passes options to ``ner-serve`` (e.g. ``"--batch-wait-ms 20"``) to compare
+batching settings.
 """
 
 import argparse
@@ -31,29 +32,28 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import (
+    alternate,
+    bilm_folder,
+    corpus_sentences,
+    default_tagger_spec,
+    run_measured,
+    save_default_tagger,
+    write_record,
+)
 
-from predict import bilm_files, build_model
-
-from ner.data import load_corpus
 from ner.serving.load import run_load
 
-BIN = Path(sys.executable).parent
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
 def predict_cpu(model: Path, texts_file: Path) -> tuple[float, str]:
     """CPU seconds of one ner-predict process on the file (one thread), and its log."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(
-        [str(BIN / "ner-predict"), str(model), str(texts_file), "--threads", "1", "-o", os.devnull],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        check=True,
-    )
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done.stderr
+    command = [sys.executable, "-m", "ner.cli.predict", str(model), str(texts_file)]
+    done = run_measured([*command, "--threads", "1", "-o", os.devnull], env=ENV)
+    if done["returncode"]:
+        raise RuntimeError(f"ner-predict failed:\n{done['stderr'][-3000:]}")
+    return done["cpu_seconds"], done["stderr"]
 
 
 def predict_rate(model: Path, texts_file: Path, count: int) -> dict:
@@ -94,7 +94,17 @@ def serve_rate(
 ) -> dict:
     """ner-serve on one thread under `clients` × `requests` concurrent requests."""
     server = subprocess.Popen(
-        [str(BIN / "ner-serve"), str(model), "--port", str(port), "--threads", "1", *options],
+        [
+            sys.executable,
+            "-m",
+            "ner.cli.serve",
+            str(model),
+            "--port",
+            str(port),
+            "--threads",
+            "1",
+            *options,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=ENV,
@@ -148,43 +158,48 @@ def serve_rate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bilm", default="ner/pretrained/elmo-small-news")
+    parser.add_argument("--corpus", default="conll2003", help="a named corpus or a folder")
+    parser.add_argument(
+        "--bilm", default="shipped", help="shipped | fixture | small | medium | original | DIR"
+    )
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--server-args", default="", help='e.g. "--batch-wait-ms 20"')
-    parser.add_argument("--out", type=Path)
+    parser.add_argument("--out", type=Path, help="write the record here")
     args = parser.parse_args()
-    corpus = load_corpus("conll2003")
-    names = corpus["train"].features["tags"].feature.names
+    corpus = corpus_sentences(args.corpus)
     count = args.clients * args.requests
     texts = [" ".join(tokens) for tokens in corpus["test"]["tokens"]][:count]
-    rounds = []
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        everything = [list(t) for split in corpus.values() for t in split["tokens"]]
-        gold = [[names[i] for i in row] for row in corpus["train"]["tags"]]
-        model = build_model(everything, gold, bilm_files(args.bilm, workdir), workdir / "model")
+        spec = default_tagger_spec(corpus["train"]["tags"], bilm_folder(args.bilm, workdir))
+        vocabulary = [s for split in corpus.values() for s in split["tokens"]]
+        model = save_default_tagger(spec, vocabulary, workdir / "model")
         texts_file = workdir / "texts.txt"
         texts_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
-        for number in range(args.rounds):
-            predicted = predict_rate(model, texts_file, len(texts))
-            served = serve_rate(
-                model, texts, args.clients, args.requests, args.port, shlex.split(args.server_args)
-            )
-            rounds.append({"ner_predict": predicted, "ner_serve": served})
-            print(json.dumps({"round": number + 1, **rounds[-1]}), flush=True)
+        server_args = shlex.split(args.server_args)
+
+        def run(name: str, _round: int) -> dict:
+            if name == "ner_predict":
+                return predict_rate(model, texts_file, len(texts))
+            return serve_rate(model, texts, args.clients, args.requests, args.port, server_args)
+
+        measured = alternate(["ner_predict", "ner_serve"], args.rounds, run)
+    rounds = [
+        {"ner_predict": p, "ner_serve": s}
+        for p, s in zip(measured["ner_predict"], measured["ner_serve"], strict=True)
+    ]
     ratios = [
         r["ner_serve"]["texts_per_second"] / r["ner_predict"]["texts_per_second"] for r in rounds
     ]
-    results = {
-        "command": "experiments/bench/serve_load.py " + " ".join(sys.argv[1:]),
-        "model": f"default architecture, random weights, biLM {args.bilm}",
+    figures = {
+        "model": f"default architecture, random weights, {args.bilm} biLM",
+        "corpus": f"{args.corpus} test",
         "texts": len(texts),
         "tokens": sum(len(t.split()) for t in texts),
         "threads": 1,
-        "cpus": os.cpu_count(),
         "rounds": rounds,
         "serve_over_predict_texts_per_second": [round(r, 2) for r in ratios],
         # the model's efficiency alone: texts per CPU-second of the server's model thread over
@@ -198,10 +213,7 @@ def main() -> None:
             for r in rounds
         ],
     }
-    print(json.dumps(results["serve_over_predict_texts_per_second"]))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write_record(args.out, figures)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,118 @@
+"""Scoring a `Tagger` on gold-tagged sentences: the one code path behind ``ner-predict --scores``,
+``ner-evaluate`` and a training run's final dev and test scores.
+
+    from ner import Tagger
+    tagger = Tagger.load("outputs/run/model")
+    result = tagger.evaluate(tokens, gold_tags)        # or evaluate_tagger(tagger, ...)
+    result.scores["f1"], result.predicted
+
+The tagger tags the sentences as it tags any pre-tokenized input (`Tagger.predict_tokens`: the
+live biLM, Viterbi, sentences longer than `max_length` in pieces), with its tags in the gold's
+scheme (detected from the gold tags unless given), and the tags are scored with seqeval: the
+conlleval-style default and, when the predictions are in the gold's scheme, the strict mode, both
+with per-type scores. A model of per-token labels (part of speech) is scored by token accuracy.
+"""
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ner.common.files import atomic_write
+from ner.data.labels import TOKENS
+from ner.data.tag_schemes import TagSchemeError, detect_scheme, guess_scheme
+from ner.metrics import evaluate_tags, span_scores, token_scores
+
+if TYPE_CHECKING:
+    from ner.model.tagger import TaggedText, Tagger
+
+
+@dataclass
+class Evaluation:
+    """What `evaluate_tagger` found.
+
+    tagged: one `TaggedText` per sentence (tokens, tags, entities with confidences); predicted:
+    their tags, in `tag_scheme`; scheme: the gold's scheme (``tokens`` for per-token labels);
+    scores: seqeval's default scores with ``per_type`` (and ``strict`` when `tag_scheme` is
+    the gold's scheme) and ``predicted_entities``, or `ner.metrics.token_scores` for per-token
+    labels; seconds: the time spent tagging; warnings: what the caller should tell the user."""
+
+    tagged: list["TaggedText"]
+    predicted: list[list[str]]
+    scheme: str
+    tag_scheme: str
+    scores: dict[str, Any]
+    seconds: float
+    warnings: list[str] = field(default_factory=list)
+
+
+def gold_scheme(gold: Sequence[Sequence[str]]) -> tuple[str, str | None]:
+    """The scheme of gold chunk tags and a warning when no scheme fits them all (then the
+    likeliest is used, and only the conlleval-style scores mean anything)."""
+    try:
+        return detect_scheme(gold), None
+    except TagSchemeError as error:
+        warning = f"the gold tags are not valid in any scheme ({error}); conlleval scores only"
+        return guess_scheme(gold), warning
+
+
+def _unknown_labels(tagger: "Tagger", gold: Sequence[Sequence[str]]) -> set[str]:
+    """Gold labels (per-token) or entity types that the model never predicts."""
+    if tagger.labels == TOKENS:
+        return {tag for tags in gold for tag in tags} - set(tagger.model.tags)
+    types = {tag.split("-", 1)[-1] for tags in gold for tag in tags if tag != "O"}
+    return types - {tag.split("-", 1)[-1] for tag in tagger.model.tags}
+
+
+def evaluate_tagger(
+    tagger: "Tagger",
+    sentences: Sequence[Sequence[str]],
+    gold: Sequence[Sequence[str]],
+    *,
+    scheme: str | None = None,
+    tag_scheme: str | None = None,
+    batch_size: int = 64,
+) -> Evaluation:
+    """Tag `sentences` (token lists) with `tagger` and score the tags against `gold` (one tag
+    per token). scheme: the gold's chunk scheme (detected when None); tag_scheme: the scheme
+    of the predictions (default: the gold's, which gives the strict-mode scores too)."""
+    if len(sentences) != len(gold):
+        raise ValueError(f"{len(sentences)} sentences but {len(gold)} gold tag sequences")
+    warnings = []
+    if tagger.labels == TOKENS:
+        scheme = tag_scheme = TOKENS
+    elif scheme is None:
+        scheme, warning = gold_scheme(gold)
+        warnings += [warning] if warning else []
+    tag_scheme = tag_scheme or scheme
+    unknown = _unknown_labels(tagger, gold)
+    if unknown:
+        warnings.append(f"the gold tags have types the model never predicts: {sorted(unknown)}")
+    started = time.perf_counter()
+    tagged = tagger.predict_tokens(
+        sentences, batch_size=batch_size, tag_scheme=None if scheme == TOKENS else tag_scheme
+    )
+    seconds = time.perf_counter() - started
+    predicted = [result.tags for result in tagged]
+    if scheme == TOKENS:
+        scores = token_scores(gold, predicted)
+    else:
+        scores = (
+            evaluate_tags(gold, predicted, scheme)
+            if tag_scheme == scheme
+            else span_scores(gold, predicted)
+        )
+        scores["predicted_entities"] = sum(len(result.entities) for result in tagged)
+    return Evaluation(tagged, predicted, scheme, tag_scheme, scores, seconds, warnings)
+
+
+def write_predictions(
+    path: Path, tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], pred
+) -> None:
+    """``token gold pred`` per line, a blank line after each sentence (conlleval's input)."""
+    with atomic_write(path, "w", encoding="utf-8") as handle:
+        for sentence, gold_tags, pred_tags in zip(tokens, gold, pred, strict=True):
+            for token, g, p in zip(sentence, gold_tags, pred_tags, strict=True):
+                handle.write(f"{token} {g} {p}\n")
+            handle.write("\n")
