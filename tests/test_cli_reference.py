@@ -48,8 +48,11 @@ def test_every_option_is_documented_and_every_documented_option_exists(command, 
 
 
 def mentions(cell: str, value: object) -> bool:
-    """Whether a table cell states `value` (backticks and thousands separators dropped)."""
+    """Whether a table cell states `value` (backticks and thousands separators dropped; an empty
+    string is stated as "empty")."""
     plain = cell.replace("`", "").replace(",", "")
+    if value == "":
+        return plain.strip() == "empty"
     texts = {str(value)}
     if isinstance(value, float) and value.is_integer():
         texts.add(str(int(value)))

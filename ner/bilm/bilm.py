@@ -22,7 +22,7 @@ from torch import nn
 from ner.bilm.char_cnn import CharCNN
 from ner.bilm.char_ids import BOS_CHAR_IDS, EOS_CHAR_IDS, token_to_char_ids
 from ner.bilm.lstm import BACKWARD, FORWARD, LSTMState, ProjectedBiLSTM, reverse_padded
-from ner.bilm.options import BiLMOptions
+from ner.bilm.options import BiLMOptions, OptionsError
 from ner.bilm.weights import count_parameters, read_weights, resolve, write_weights
 
 STATE_MODES = ("warm", "stateless", "stateful")
@@ -102,9 +102,9 @@ class BiLM(nn.Module):
             elif hasattr(options, key):
                 actual = getattr(options, key)
             else:
-                raise ValueError(f"{options_file}: unknown expected key {key!r}")
+                raise OptionsError(f"{options_file}: unknown expected key {key!r}")
             if actual != value:
-                raise ValueError(f"{options_file}: {key} = {actual}, the preset expects {value}")
+                raise OptionsError(f"{options_file}: {key} = {actual}, the preset expects {value}")
         # The weights are read (and checked against the options) before the model is built: a
         # crafted options file (a million layers) fails there instead of allocating them.
         arrays = read_weights(resolve(weight_file, desc="ELMo weights"), options)

@@ -11,6 +11,7 @@ import argparse
 import logging
 import sys
 
+from ner.common.errors import NerError, report_user_error
 from ner.data.builder import SPLITS
 from ner.data.corpora import NAMED_CORPORA, prepare_corpus
 from ner.data.tag_schemes import SCHEMES
@@ -97,9 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         _prepare(args)
-    except (ValueError, OSError) as error:  # bad input, checksum, download: the message says
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    except NerError as error:  # a bad file, a checksum mismatch, a failed download: one line
+        return report_user_error("ner-data", error)
     return 0
 
 

@@ -11,11 +11,11 @@ predictions file, next to the run: ``eval_<corpus>_<split>.{json,txt}``.
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 
 import torch
 
+from ner.common.errors import NerError, exit_for_user
 from ner.common.threads import cpu_threads
 from ner.training.reevaluate import evaluate_run
 
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> None:
             batch_size=args.batch_size,
             device=args.device,
         )
-    except (OSError, ValueError) as error:
-        sys.exit(f"ner-evaluate: {error}")
+    except NerError as error:  # not a run, a corpus that cannot be read: one line, status 2
+        exit_for_user("ner-evaluate", error)
     print(json.dumps(scores, indent=1))
 
 

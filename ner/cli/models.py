@@ -25,9 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("model", help="a model folder (a run's model/) or a shipped tagger")
     export.add_argument("target", type=Path, help="the folder to write (replaced if present)")
     export.add_argument("--corpus", help="score dev/test on this named corpus (default: the run's)")
-    export.add_argument("--about", default="", help="one line on what the tagger is, for the card")
-    export.add_argument("--licence", default="", help="the training data's licence, for the card")
-    export.add_argument("--command", default="", help="the command that trained it, for the card")
+    export.add_argument("--about", help="one line on what the tagger is, for the card")
+    export.add_argument("--licence", help="the training data's licence, for the card")
+    export.add_argument("--command", help="the command that trained it, for the card")
     return parser
 
 
@@ -62,7 +62,7 @@ def export(args: argparse.Namespace) -> None:
     corpus = args.corpus or tagger.config.get("data", {}).get("name")
     if not corpus:
         raise NerError(f"{args.model}: the run's corpus is unknown; name it with --corpus")
-    card = {"about": args.about, "licence": args.licence, "command": args.command}
+    card = {"about": args.about or "", "licence": args.licence or "", "command": args.command or ""}
     card.update(measure_card(compact, args.target, corpus))
     write_json(args.target / CARD, card, indent=2)
     test = card["scores"]["test"]

@@ -10,18 +10,12 @@ the model once and using ``--threads`` CPU threads.
 """
 
 import argparse
-import json
-import os
 import sys
-from typing import Any
 
 from ner.cli.options import add_model_options
-from ner.common.memory import limit_kernel_cache
+from ner.common.errors import NerError, report_user_error
 from ner.common.threads import cpu_threads
-from ner.serving.hosts import allowed_hosts
-
-# How long a worker process may take to answer uvicorn's liveness ping (see `main`).
-WORKER_HEALTHCHECK_SECONDS = 60
+from ner.serving.settings import WORKER_HEALTHCHECK_SECONDS, application, server_settings
 
 
 def parser() -> argparse.ArgumentParser:
@@ -74,80 +68,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-texts", type=int, default=1000, help="most texts or sentences a request")
     p.add_argument("--max-text-chars", type=int, default=100_000, help="longest text (characters)")
     p.add_argument("--max-tokens", type=int, default=50_000, help="most tokens a request")
-    p.add_argument("--max-length", type=int, default=256, help="longer sentences go in pieces")
-    p.add_argument("--tag-scheme", choices=("iob1", "iob2", "bioes"), help="scheme of the tags")
-    p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-    add_model_options(p)
+    add_model_options(p, "scheme of the tags (default: the training corpus's)")
     p.add_argument("--log-level", default="info", help="uvicorn's log level")
     return p
 
 
-def settings(args: argparse.Namespace) -> dict:
-    """The plain settings every worker process builds its application from."""
-    return {
-        "model": args.model,
-        "threads": args.threads,
-        "allowed_hosts": sorted(allowed_hosts(args.host, args.allowed_hosts)),
-        "allow_download": args.allow_download,
-        "tagger": {
-            "device": args.device,
-            "precision": args.precision,
-            "max_length": args.max_length,
-            "tag_scheme": args.tag_scheme,
-        },
-        "limits": {
-            "max_body_bytes": args.max_body_bytes,
-            "max_texts": args.max_texts,
-            "max_text_chars": args.max_text_chars,
-            "max_tokens": args.max_tokens,
-            "timeout": args.timeout,
-            "read_timeout": args.read_timeout,
-        },
-        "batching": {
-            "max_batch_tokens": args.max_batch_tokens,
-            "max_wait": args.batch_wait_ms / 1000,
-            "max_queue": args.max_queue,
-        },
-    }
-
-
 def run(args: argparse.Namespace) -> int:
     """Check the options, load the model (once per worker), serve until interrupted."""
-    from ner.model.archive import ArchiveError, read_manifest
-    from ner.model.shipped import resolve_model
-    from ner.serving.app import SETTINGS_VARIABLE, app_from_environment
     from ner.serving.server import serve
 
-    positive = ("workers", "threads", "max_batch_tokens", "max_queue", "max_body_bytes")
-    positive += ("max_texts", "max_text_chars", "max_tokens", "max_length", "timeout")
-    positive += ("read_timeout", "keep_alive_timeout")
-    for name in positive:
-        if getattr(args, name) <= 0:
-            print(f"ner-serve: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
-            return 2
-    if args.batch_wait_ms < 0:
-        print("ner-serve: error: --batch-wait-ms must not be negative", file=sys.stderr)
-        return 2
-    try:
-        args.model = str(resolve_model(args.model))  # a shipped tagger's name → its folder
-    except ArchiveError as error:
-        print(f"ner-serve: error: {error}", file=sys.stderr)
-        return 2
-    limit_kernel_cache()  # before the model's first kernel; worker processes inherit it
-    os.environ[SETTINGS_VARIABLE] = json.dumps(settings(args))
-    if args.workers > 1:  # each worker process builds the app (and loads the model) itself
-        try:
-            read_manifest(args.model)  # a missing or foreign model fails here, not in N workers
-        except ArchiveError as error:
-            print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
-            return 1
-        app: Any = "ner.serving.app:app_from_environment"
-    else:
-        try:
-            app = app_from_environment()  # load before binding: a bad model fails fast, clearly
-        except (ArchiveError, OSError, ValueError) as error:
-            print(f"ner-serve: error: cannot load model {args.model}: {error}", file=sys.stderr)
-            return 1
+    app = application(server_settings(vars(args)), args.workers)
     serve(
         app,
         host=args.host,
@@ -157,16 +87,16 @@ def run(args: argparse.Namespace) -> int:
         read_timeout=args.read_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
         shutdown_timeout=args.timeout,  # requests in progress get at most their own timeout
-        # A worker answers the supervisor's pings while it loads the model; on a busy machine
-        # that answer can take longer than uvicorn's 5 s, and a worker killed for it is
-        # replaced by one that loads again, without end.
         worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
     )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run(parser().parse_args(argv))
+    try:
+        return run(parser().parse_args(argv))
+    except NerError as error:  # an option out of range, a bad model folder: one line, status 2
+        return report_user_error("ner-serve", error)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from ner.common.errors import NerError
+from ner.common.errors import MissingFileError, NerError
 from ner.common.files import atomic_write
 
 
@@ -32,11 +32,12 @@ def save_checkpoint(path: str | Path, content: dict[str, Any]) -> None:
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read a checkpoint written by `save_checkpoint` (no unpickling of arbitrary objects).
 
-    Raises FileNotFoundError when `path` is missing and `CheckpointError` when it is unreadable.
+    Raises `MissingFileError` (a FileNotFoundError) when `path` is missing and `CheckpointError`
+    when it is unreadable.
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}")
+        raise MissingFileError(f"no checkpoint at {path}")
     try:
         content = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as error:  # truncated, not a torch file, or objects other than plain values

@@ -27,8 +27,27 @@ class MissingFileError(NerError, FileNotFoundError):
     """A file or folder the user named does not exist."""
 
 
-def exit_for_user(program: str, error: NerError) -> NoReturn:
-    """Stop a console script on a user's error: ``<program>: <message>`` on stderr, one line
-    where the message is one line, no traceback, status `USER_ERROR_STATUS`."""
+class FileAccessError(NerError, OSError):
+    """A file or folder the user named exists but cannot be read or written."""
+
+
+def file_error(path: object, error: OSError) -> NerError:
+    """The user's error behind `error`, raised on the file `path` the user named:
+    `MissingFileError` or `FileAccessError`, with a message naming the file and the reason."""
+    reason = error.strerror or str(error)
+    if isinstance(error, FileNotFoundError):
+        return MissingFileError(f"{path}: {reason}")
+    return FileAccessError(f"{path}: {reason}")
+
+
+def report_user_error(program: str, error: NerError) -> int:
+    """``<program>: <message>`` on stderr (one line where the message is one line); returns
+    `USER_ERROR_STATUS`, the exit status of a console script stopped by a user's error."""
     print(f"{program}: {error}", file=sys.stderr)
-    sys.exit(USER_ERROR_STATUS)
+    return USER_ERROR_STATUS
+
+
+def exit_for_user(program: str, error: NerError) -> NoReturn:
+    """Stop a console script on a user's error: `report_user_error`, then exit with
+    `USER_ERROR_STATUS`, no traceback."""
+    sys.exit(report_user_error(program, error))

@@ -11,12 +11,15 @@ Every write of a result, cache entry, checkpoint or download goes through here:
   target is written.
 - `file_lock`: one process at a time builds or repairs a shared entry; the others wait and then
   use what it built.
+- `open_input`, `open_output`: a file the user named, opened for reading or (atomically) for
+  writing; one that cannot be opened is the user's error (one line naming it), not a traceback.
 
 Whatever library wrote them (safetensors and mkdtemp make owner-only files), finished files and
 folders get the usual permissions from the umask (0o666 / 0o777 minus the umask), so a data
 folder shared through a group (umask 002) stays usable by every member.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -29,8 +32,32 @@ from typing import IO, Any
 
 import filelock
 
+from ner.common.errors import file_error
+
 TEMPORARY_MARK = ".tmp-"
 _HOST = socket.gethostname().replace("-", "_") or "host"
+
+
+def open_input(path: str | Path, mode: str = "rb") -> IO:
+    """Open a file the user named for reading; an `OSError` becomes the user's error naming the
+    file (`ner.common.errors.file_error`)."""
+    try:
+        return open(path, mode)
+    except OSError as error:
+        raise file_error(path, error) from None
+
+
+@contextmanager
+def open_output(path: str | Path) -> Iterator[IO[str]]:
+    """`atomic_write` of a text file (UTF-8) the user named; an `OSError` while opening it (a
+    file where a folder should be, no permission) is the user's error naming the file."""
+    stack = contextlib.ExitStack()
+    try:
+        handle = stack.enter_context(atomic_write(path, "w", encoding="utf-8"))
+    except OSError as error:
+        raise file_error(path, error) from None
+    with stack:
+        yield handle
 
 
 def temporary_sibling(path: Path) -> Path:

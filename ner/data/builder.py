@@ -96,7 +96,7 @@ def _label_mode(
     else:
         reason = f"labels={labels}"
     if labels == TOKENS and tag_scheme is not None:
-        raise ValueError(
+        raise InputError(
             f"tag_scheme={tag_scheme}: per-token labels ({reason}) have no chunk scheme to "
             "convert; leave tag_scheme unset, or pass labels=spans for chunk tags"
         )

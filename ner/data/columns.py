@@ -13,6 +13,7 @@ from ner.data.lines import Undecodable, read_text_lines, splits_as_bytes
 
 # Separators by name, for command lines where a tab is hard to type (`data.options.separator=tab`).
 SEPARATOR_NAMES = {"tab": "\t", "\\t": "\t", "space": " "}
+DOCSTART = "-DOCSTART-"  # the first field of a document-boundary line in CoNLL files
 
 
 class ColumnFormatError(NerError, ValueError):
@@ -32,14 +33,14 @@ class ColumnFormat:
 
     columns: Sequence[str] = ("tokens", "tags")
     separator: str | None = None
-    docstart: str | None = "-DOCSTART-"
+    docstart: str | None = DOCSTART
     encoding: str = "utf-8"
     max_sentence_tokens: int | None = 5000
 
     def __post_init__(self) -> None:
         missing = {"tokens", "tags"} - set(self.columns)
         if missing:
-            raise ValueError(f"columns {list(self.columns)} lack {sorted(missing)}")
+            raise ColumnFormatError(f"columns {list(self.columns)} lack {sorted(missing)}")
 
     @classmethod
     def from_indices(
@@ -51,7 +52,7 @@ class ColumnFormat:
             names[token_column] = "tokens"
             names[tag_column] = "tags"
         except IndexError:
-            raise ValueError(
+            raise ColumnFormatError(
                 f"token_column={token_column} / tag_column={tag_column} outside {width} columns"
             ) from None
         return cls(columns=tuple(names), **options)
@@ -69,7 +70,7 @@ class Sentence:
 def first_width(
     path: str | Path,
     separator: str | None = None,
-    docstart: str | None = "-DOCSTART-",
+    docstart: str | None = DOCSTART,
     encoding: str = "utf-8",
 ) -> int:
     """The number of columns on the first token line of `path` (for `ColumnFormat.from_indices`)."""

@@ -24,7 +24,13 @@ from ner.common.errors import InputError, MissingFileError
 from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
-from ner.data.columns import SEPARATOR_NAMES, ColumnFormat, first_width, read_column_file
+from ner.data.columns import (
+    DOCSTART,
+    SEPARATOR_NAMES,
+    ColumnFormat,
+    first_width,
+    read_column_file,
+)
 from ner.data.conllu import check_label_column, read_conllu_file
 from ner.data.labels import check_labels_option
 from ner.data.tag_schemes import SCHEMES
@@ -168,7 +174,7 @@ def prepare_corpus(
     token_column: int = 0,
     tag_column: int | str = -1,
     separator: str | None = None,
-    docstart: str | None = "-DOCSTART-",
+    docstart: str | None = DOCSTART,
     encoding: str = "utf-8",
     max_sentence_tokens: int | None = 5000,
     validation_fraction: float | None = None,

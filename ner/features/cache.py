@@ -74,6 +74,10 @@ class CacheError(NerError, OSError):
     """A cache entry is incomplete or corrupt."""
 
 
+class CacheNotWritableError(NerError, PermissionError):
+    """The cache folder has no entry for this corpus yet and cannot be written."""
+
+
 class NonFiniteFeaturesError(NerError, ValueError):
     """The biLM produced NaN or inf for a sentence (broken weights or options)."""
 
@@ -277,7 +281,7 @@ def open_or_build(
             with atomic_directory(directory, replace=True) as building:
                 _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
     except PermissionError as error:
-        raise PermissionError(
+        raise CacheNotWritableError(
             f"the ELMo feature cache {root} is not writable, and this corpus has no entry in it "
             f"yet ({error}); make the folder writable or use another (NER_DATA_DIR)"
         ) from None

@@ -112,12 +112,13 @@ def _write_json(path: Path, content: Any) -> None:
     write_json(path, content, indent=2)
 
 
-def _shipped_part(path: Path) -> str | None:
-    """`path` relative to this package's ``ner/pretrained/`` folder, or None if outside it."""
-    resolved = path.resolve()
-    if not resolved.is_relative_to(PRETRAINED_DIR):
-        return None
-    return resolved.relative_to(PRETRAINED_DIR).as_posix()
+def _shipped_part(path: Path, digest: str) -> str | None:
+    """Where a file with `path`'s name and content lies among the biLMs shipped in this package
+    (relative to ``ner/pretrained/``), or None: a run's copy of the shipped biLM is found too."""
+    for candidate in sorted(PRETRAINED_DIR.glob(f"*/{path.name}")):
+        if candidate.stat().st_size == path.stat().st_size and sha256_file(candidate) == digest:
+            return candidate.relative_to(PRETRAINED_DIR).as_posix()
+    return None
 
 
 def _bilm_entry(
@@ -137,7 +138,7 @@ def _bilm_entry(
         path = paths[name]
         digest = digests[name] or sha256_file(path)
         size = path.stat().st_size
-        shipped = _shipped_part(path) if refer_to_package else None
+        shipped = _shipped_part(path, digest) if refer_to_package else None
         if shipped is not None:
             entry[name] = {"package": shipped, "sha256": digest, "size": size}
         elif small:

@@ -2,11 +2,11 @@
 
 ``card.json`` beside a shipped tagger holds the measured part of its card (the prose is in its
 ``MODEL_CARD.md``). Every score in it comes from `measure_card`, which tags the corpus splits
-through `Tagger.tag_sentences`, the path `ner-predict` and `ner-serve` use, so a test can check
+through `ner.model.evaluation.evaluate_tagger`, the path `ner-predict --scores` and
+`ner-evaluate` use, so a test can check
 that the shipped folder still scores exactly what its card states.
 """
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import torch
 from ner.data import load_corpus
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import split_tag
-from ner.metrics import evaluate_tags, token_scores
+from ner.model.evaluation import evaluate_tagger
 from ner.model.tagger import Tagger
 
 
@@ -27,19 +27,14 @@ def split_sentences(corpus: str, split: str) -> tuple[list[list[str]], list[list
 
 
 def score_split(tagger: Tagger, corpus: str, split: str) -> dict[str, Any]:
-    """The tagger's scores on a split of a named corpus (conlleval F1 and per type, strict F1;
-    token accuracy for per-token labels) and its speed: ``tokens_per_second`` over the
-    tagging alone, on the current number of torch threads."""
+    """The tagger's scores on a split of a named corpus (`ner.model.evaluation`: conlleval F1
+    and per type, strict F1; token accuracy for per-token labels) with its speed,
+    ``tokens_per_second`` over the tagging alone on the current number of torch threads."""
     tokens, gold = split_sentences(corpus, split)
-    started = time.perf_counter()
-    predicted = [tagged.tags for tagged in tagger.tag_sentences(tokens)]
-    seconds = time.perf_counter() - started
-    if tagger.labels == TOKENS:
-        scores = token_scores(gold, predicted)
-    else:
-        scores = evaluate_tags(gold, predicted, tagger.corpus_scheme or tagger.model_scheme)
+    result = evaluate_tagger(tagger, tokens, gold, scheme=tagger.corpus_scheme)
+    scores = dict(result.scores)
     scores["sentences"] = len(tokens)
-    scores["tokens_per_second"] = round(sum(map(len, tokens)) / seconds)
+    scores["tokens_per_second"] = round(sum(map(len, tokens)) / result.seconds)
     scores["threads"] = torch.get_num_threads()
     return scores
 

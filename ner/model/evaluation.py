@@ -46,6 +46,27 @@ class Evaluation:
     seconds: float
     warnings: list[str] = field(default_factory=list)
 
+    def record(self) -> dict[str, Any]:
+        """The scores as ``--scores`` writes them: with the sentence count and gold scheme."""
+        record = {**self.scores, "sentences": len(self.tagged)}
+        return record if self.scheme == TOKENS else {**record, "scheme": self.scheme}
+
+    def summary(self) -> str:
+        """One line: ``N sentences scored: precision … recall … F1 …`` (or token accuracy)."""
+        scores = self.scores
+        if self.scheme == TOKENS:
+            found = (
+                f"token accuracy {scores['accuracy']:.2f} ({scores['correct']} of "
+                f"{scores['support']} tokens)"
+            )
+        else:
+            found = (
+                f"precision {scores['precision']:.2f} recall {scores['recall']:.2f} F1 "
+                f"{scores['f1']:.2f} (conlleval)"
+                + (f", strict F1 {scores['strict']['f1']:.2f}" if "strict" in scores else "")
+            )
+        return f"{len(self.tagged)} sentences scored: {found}"
+
 
 def gold_scheme(gold: Sequence[Sequence[str]]) -> tuple[str, str | None]:
     """The scheme of gold chunk tags and a warning when no scheme fits them all (then the

@@ -36,8 +36,8 @@ def resolve_model(model: str | Path) -> Path:
         return shipped[str(model)]
     names = ", ".join(shipped) or "none"
     raise ArchiveError(
-        f"{model} is neither a model folder nor a shipped tagger (shipped: {names}; "
-        "ner-models list describes them)"
+        f"model folder {model} does not exist, and it is not the name of a shipped tagger "
+        f"(shipped: {names}; ner-models list describes them)"
     )
 
 

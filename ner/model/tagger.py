@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ner.bilm.bilm import BiLM
+from ner.common.errors import InputError
 from ner.common.packed_words import PackedWords
 from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
@@ -340,18 +341,17 @@ class Tagger:
         precision: str = "float32",
     ) -> None:
         if max_length < 1:
-            raise ValueError(f"max_length must be positive, got {max_length}")
+            raise InputError(f"max_length must be positive, got {max_length}")
         if model.elmo_mix is not None and bilm is None:
             raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
         check_vocabularies(model, encoder)
         # A per-token model's corpus has the scheme `TOKENS`; tags can be converted only to chunk
         # schemes.
-        allowed = {"corpus_scheme": (*SCHEMES, TOKENS), "tag_scheme": SCHEMES}
-        for name, scheme in (("corpus_scheme", corpus_scheme), ("tag_scheme", tag_scheme)):
-            if scheme is not None and scheme not in allowed[name]:
-                raise ValueError(
-                    f"{name} must be one of {', '.join(allowed[name])}, got {scheme!r}"
-                )
+        if corpus_scheme is not None and corpus_scheme not in (*SCHEMES, TOKENS):
+            raise InputError(
+                f"corpus_scheme must be one of {', '.join((*SCHEMES, TOKENS))}, got "
+                f"{corpus_scheme!r}"
+            )
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
         self.encoder = encoder
@@ -360,12 +360,8 @@ class Tagger:
         self.model_scheme: str = model.config["tag_scheme"]
         self.corpus_scheme = corpus_scheme
         self.labels = TOKENS if self.model_scheme == TOKENS else SPANS
-        if self.labels == TOKENS and tag_scheme not in (None, TOKENS):
-            raise ValueError(
-                f"tag_scheme={tag_scheme}: this model predicts per-token labels, which have no "
-                "chunk scheme"
-            )
-        self.tag_scheme = tag_scheme or corpus_scheme or self.model_scheme
+        self.tag_scheme: str = corpus_scheme or self.model_scheme
+        self.use_tag_scheme(tag_scheme)
         self.tokenizer = check_tokenizer(tokenizer)
         self.model.encoder.product_dtype = product_dtype(precision)  # checks the name
         self.precision = precision
@@ -375,6 +371,18 @@ class Tagger:
             self._continues = continuation_mask(model.tags)  # (K, K)
         self._token_vectors: dict[str, torch.Tensor] = {}  # the biLM char-CNN's, per token string
         self.config: dict[str, Any] = {}  # the training run's configuration, when loaded
+
+    def use_tag_scheme(self, scheme: str | None) -> None:
+        """Write the output tags in `scheme` from now on (``iob1``, ``iob2`` or ``bioes``); None:
+        the training corpus's scheme, else the model's. A per-token model has no chunk scheme."""
+        if scheme is not None and scheme not in SCHEMES:
+            raise InputError(f"tag_scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+        if self.labels == TOKENS and scheme not in (None, TOKENS):
+            raise InputError(
+                f"tag_scheme={scheme}: this model predicts per-token labels, which have no "
+                "chunk scheme"
+            )
+        self.tag_scheme = scheme or self.corpus_scheme or self.model_scheme
 
     @functools.cached_property
     def bilm(self) -> BiLM | None:

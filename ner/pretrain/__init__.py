@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from ner.common.errors import MissingFileError
 from ner.common.paths import PRETRAINED_DIR
 
 SHIPPED_MODEL = "elmo-small-news"
@@ -14,5 +15,5 @@ def pretrained_files(name: str = SHIPPED_MODEL) -> tuple[Path, Path]:
         available = (
             sorted(p.name for p in PRETRAINED_DIR.iterdir()) if PRETRAINED_DIR.is_dir() else []
         )
-        raise FileNotFoundError(f"no shipped biLM {name!r} in {PRETRAINED_DIR} (have {available})")
+        raise MissingFileError(f"no shipped biLM {name!r} in {PRETRAINED_DIR} (have {available})")
     return folder / "options.json", folder / "weights.hdf5"

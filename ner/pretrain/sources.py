@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ner.common.downloads import fetch, nltk_corpus_url, reuters_url
+from ner.common.errors import InputError
 from ner.data.tokenize import split_sentences, tokenize
 
 Sentence = list[str]
@@ -60,7 +61,7 @@ def reuters_bodies(archive: Path) -> Iterator[str]:
             key=lambda m: m.name,
         )
         if not members:
-            raise ValueError(f"{archive}: no reut2-*.sgm files; is this the Reuters-21578 archive?")
+            raise InputError(f"{archive}: no reut2-*.sgm files; is this the Reuters-21578 archive?")
         for member in members:
             handle = tar.extractfile(member)
             assert handle is not None  # regular files only (filtered by name)
@@ -87,7 +88,7 @@ def _members(archive: zipfile.ZipFile, pattern: str) -> list[str]:
     """Sorted member names matching `pattern` (a full-match regex)."""
     names = sorted(n for n in archive.namelist() if re.fullmatch(pattern, n))
     if not names:
-        raise ValueError(f"{archive.filename}: no member matches {pattern!r}")
+        raise InputError(f"{archive.filename}: no member matches {pattern!r}")
     return names
 
 

@@ -31,6 +31,7 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
+from ner.common.errors import InputError
 from ner.common.memory import keep_freed_memory
 from ner.common.paths import data_dir
 from ner.common.precision import training_autocast, training_precision, warn_if_slow
@@ -344,7 +345,7 @@ class PretrainingRun:
             return None
         saved = load_checkpoint(path, map_location=self.env.device)
         if saved["fingerprint"] != self.fingerprint:
-            raise ValueError(
+            raise InputError(
                 f"{path} was trained on other data ({saved['fingerprint']}, now "
                 f"{self.fingerprint}): use another pretrain.output_dir"
             )
@@ -518,7 +519,7 @@ def output_folder(settings: DictConfig, env: Distributed) -> Path:
     output_dir = Path(settings.output_dir or data_dir() / "pretrain" / "run")
     output_dir.mkdir(parents=True, exist_ok=True)
     if settings.batch_size % env.world_size:
-        raise ValueError(
+        raise InputError(
             f"pretrain.batch_size={settings.batch_size} is not divisible by "
             f"{env.world_size} processes"
         )

@@ -9,6 +9,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ner.data.labels import TOKENS
+from ner.data.tag_schemes import split_tag
+from ner.model.tagger import Tagger
+
 PAGE = Path(__file__).with_name("page")
 
 _BOOT = """
@@ -76,3 +80,16 @@ def html_document(
 </body>
 </html>
 """
+
+
+def tagger_page(tagger: Tagger, jsonl: str, source: str) -> str:
+    """The page of a tagger's jsonl records (`ner.model.tag_files`); error records are left out
+    (their lines were reported). `source`: what was tagged, for the title."""
+    # Split at "\n" only: JSON escapes it in strings, but not U+2028, U+0085 and the other
+    # characters that `str.splitlines` also breaks at.
+    records = [json.loads(line) for line in jsonl.split("\n") if line]
+    kept = [r for r in records if "error" not in r]
+    if tagger.labels == TOKENS:
+        return html_document(kept, list(tagger.model.tags), f"Labels of {source}", "tokens")
+    labels = sorted({split_tag(tag)[1] for tag in tagger.model.tags if tag != "O"})
+    return html_document(kept, labels, f"Entities in {source}")

@@ -28,8 +28,9 @@ def test_bad_input_exits_with_the_message(tmp_path, isolated_data_dir, capsys):
     folder.mkdir()
     for name in ("train", "dev", "test"):
         (folder / name).write_text("a O\nb O O\n")
-    assert main(["prepare", str(folder)]) == 1
-    assert "train:2: expected 2 columns" in capsys.readouterr().err
+    assert main(["prepare", str(folder)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("ner-data: ") and "train:2: expected 2 columns" in err[-1]
 
 
 def test_list(capsys):

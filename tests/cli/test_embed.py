@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from ner.bilm.bilm import BiLM
-from ner.cli.embed import embed_file, main
+from ner.cli.embed import main
+from ner.features.hdf5 import embed_file
 
 
 def write_lines(path, sentences):
@@ -96,19 +97,29 @@ def test_empty_lines_give_empty_datasets(fixture_dir, tmp_path):
         ]
 
 
-def test_bad_input_and_bad_weights_give_one_line_errors(fixture_dir, tmp_path):
+def test_bad_input_and_bad_weights_give_one_line_errors(fixture_dir, tmp_path, capsys):
+    def error(*arguments: str) -> str:
+        assert main([*arguments, "--no-progress"]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ner-embed: "), lines
+        return lines[0]
+
     source = tmp_path / "in.txt"
     source.write_bytes(b"fine line\nbad \xff byte\n")
-    with pytest.raises(SystemExit, match=r"in\.txt:2: not valid UTF-8"):
-        main([str(source), str(tmp_path / "o.hdf5"), *model_args(fixture_dir), "--no-progress"])
+    assert "in.txt:2: not valid UTF-8" in error(
+        str(source), str(tmp_path / "o.hdf5"), *model_args(fixture_dir)
+    )
     assert not (tmp_path / "o.hdf5").exists()
     broken = tmp_path / "w.hdf5"
     broken.write_bytes(b"not hdf5")
     arguments = ["--options-file", str(fixture_dir / "options.json"), "--weight-file", str(broken)]
-    with pytest.raises(SystemExit, match=r"w\.hdf5: not a readable HDF5 weights file"):
-        main([str(source), str(tmp_path / "o.hdf5"), *arguments])
-    with pytest.raises(SystemExit, match="input file not found"):
-        main([str(tmp_path / "missing.txt"), str(tmp_path / "o.hdf5"), *model_args(fixture_dir)])
+    assert "w.hdf5: not a readable HDF5 weights file" in error(
+        str(source), str(tmp_path / "o.hdf5"), *arguments
+    )
+    missing = tmp_path / "missing.txt"
+    assert f"input file not found: {missing}" in error(
+        str(missing), str(tmp_path / "o.hdf5"), *model_args(fixture_dir)
+    )
 
 
 def test_token_cache_is_reused_across_calls(fixture_dir, sentences):

@@ -269,15 +269,24 @@ def test_model_of_another_version_is_a_clear_error(tmp_path: Path, capsys) -> No
     source.write_text("Rome\n")
     status = main([str(model), str(source)])
     err = capsys.readouterr().err
-    assert status == 1
-    assert "cannot load model" in err and "format version 0" in err
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"ner-predict: {model}") and "format version 0" in err
 
 
 def test_missing_input_and_bad_options(tmp_path: Path, capsys) -> None:
     status, _, err = run([str(tmp_path / "missing.txt")], capsys)
-    assert status == 1 and "missing.txt" in err
-    status, _, err = run([str(tmp_path), "--batch-size", "0"], capsys)
-    assert status == 2 and "--batch-size must be positive" in err
+    assert status == 2 and err.strip().splitlines() == [
+        f"ner-predict: {tmp_path / 'missing.txt'}: No such file or directory"
+    ]
+    source = tmp_path / "in.txt"
+    source.write_text("Rome\n")
+    status, _, err = run([str(source), "-o", str(source / "out.jsonl")], capsys)
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"ner-predict: {source / 'out.jsonl'}: ")
+    with pytest.raises(SystemExit) as exit_info:
+        run([str(tmp_path), "--batch-size", "0"], capsys)
+    assert exit_info.value.code == 2
+    assert "argument --batch-size: must be positive, got 0" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         run([str(tmp_path), "--precision", "float16"], capsys)
     assert exit_info.value.code == 2

@@ -9,12 +9,19 @@ from ner.bilm.scalar_mix import MixError
 from ner.bilm.weights import WeightsError
 from ner.common.archives import ArchiveError
 from ner.common.checkpoints import CheckpointError
-from ner.common.downloads import ChecksumError, DownloadError
-from ner.common.errors import InputError, MissingFileError, NerError
+from ner.common.downloads import ChecksumError, DownloadError, DownloadRefused, TooLargeError
+from ner.common.errors import (
+    FileAccessError,
+    InputError,
+    MissingFileError,
+    NerError,
+)
+from ner.common.files import open_input
 from ner.common.schema import ConfigError
 from ner.data.columns import ColumnFormatError
 from ner.data.tag_schemes import TagSchemeError
-from ner.features.cache import CacheError, NonFiniteFeaturesError
+from ner.embeddings.glove import EmbeddingFormatError
+from ner.features.cache import CacheError, CacheNotWritableError, NonFiniteFeaturesError
 from ner.pretrain.corpus import CorpusError
 from ner.reporting.runs import ReportError
 from ner.reporting.significance import PredictionsError
@@ -35,6 +42,7 @@ from ner.training.loop import TrainingDiverged
         (ColumnFormatError, ValueError),
         (TagSchemeError, ValueError),
         (CacheError, OSError),
+        (CacheNotWritableError, PermissionError),
         (NonFiniteFeaturesError, ValueError),
         (CorpusError, ValueError),
         (ReportError, ValueError),
@@ -42,7 +50,20 @@ from ner.training.loop import TrainingDiverged
         (TrainingDiverged, ArithmeticError),
         (InputError, ValueError),
         (MissingFileError, FileNotFoundError),
+        (FileAccessError, OSError),
+        (DownloadRefused, OSError),
+        (TooLargeError, OSError),
+        (EmbeddingFormatError, ValueError),
     ],
 )
 def test_user_errors_derive_from_ner_error_and_their_builtin(error, builtin):
     assert issubclass(error, NerError) and issubclass(error, builtin)
+
+
+def test_a_users_file_that_cannot_be_opened_is_a_user_error_naming_it(tmp_path):
+    with pytest.raises(MissingFileError) as missing:
+        open_input(tmp_path / "missing.txt")
+    assert str(missing.value) == f"{tmp_path / 'missing.txt'}: No such file or directory"
+    with pytest.raises(FileAccessError) as folder:
+        open_input(tmp_path)
+    assert str(folder.value) == f"{tmp_path}: Is a directory"

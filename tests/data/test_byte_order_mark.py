@@ -3,9 +3,9 @@ first token (column corpora and ner-predict input are covered with their readers
 
 import numpy as np
 
-from ner.cli.embed import read_sentences as embed_sentences
 from ner.data.lines import decode_line
 from ner.embeddings.glove import load_glove
+from ner.features.hdf5 import read_sentences as embed_sentences
 from ner.pretrain.corpus import read_sentences as pretrain_sentences
 
 BOM = b"\xef\xbb\xbf"

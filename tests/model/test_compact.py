@@ -138,7 +138,7 @@ def test_names_resolve_to_shipped_folders_and_paths_win(
 ) -> None:
     for name, folder in shipped_taggers().items():
         assert resolve_model(name) == folder and folder.parent == PRETRAINED_DIR
-    with pytest.raises(ArchiveError, match="neither a model folder nor a shipped tagger"):
+    with pytest.raises(ArchiveError, match="not the name of a shipped tagger"):
         resolve_model("no-such-tagger")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "conll2003").mkdir()

@@ -110,3 +110,45 @@ def test_ner_pretrain_with_an_empty_text_file_prints_one_line_naming_it(tmp_path
         tmp_path=tmp_path,
     )
     assert_one_line_user_error(done, "ner-pretrain", str(empty))
+
+
+def assert_only_line(done: subprocess.CompletedProcess, program: str, names: str) -> None:
+    """`assert_one_line_user_error`, and stderr holds nothing else."""
+    assert_one_line_user_error(done, program, names)
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr[-3000:]
+
+
+def test_ner_evaluate_on_a_folder_that_is_no_run_prints_one_line(tmp_path):
+    done = run_cli("evaluate", str(tmp_path), tmp_path=tmp_path)
+    assert_only_line(done, "ner-evaluate", f"{tmp_path} is not a training run")
+
+
+def test_ner_report_without_runs_prints_one_line(tmp_path):
+    (tmp_path / "runs").mkdir()
+    done = run_cli("report", str(tmp_path / "runs"), "--no-plots", tmp_path=tmp_path)
+    assert_only_line(done, "ner-report", f"no results.json under {tmp_path / 'runs'}")
+
+
+def test_ner_embed_of_a_missing_file_prints_one_line(tmp_path):
+    missing = tmp_path / "missing.txt"
+    bilm = ["--options-file", "options.json", "--weight-file", "weights.hdf5"]
+    done = run_cli("embed", str(missing), "out.hdf5", *bilm, tmp_path=tmp_path)
+    assert_only_line(done, "ner-embed", str(missing))
+
+
+def test_ner_data_of_a_malformed_corpus_prints_one_line(tmp_path, tiny_corpus):
+    (tiny_corpus / "train.txt").write_text("Paris B-LOC\nis O O\n")
+    done = run_cli("data", "prepare", str(tiny_corpus), tmp_path=tmp_path)
+    assert_one_line_user_error(done, "ner-data", f"{tiny_corpus / 'train.txt'}:2:")
+
+
+@pytest.mark.parametrize("program", ["predict", "serve", "models"])
+def test_a_model_command_on_a_folder_that_is_no_model_prints_one_line(tmp_path, program):
+    model = str(tmp_path / "model")
+    arguments = {
+        "predict": [model, str(tmp_path / "text.txt")],
+        "serve": [model, "--port", "1"],
+        "models": ["export", model, str(tmp_path / "compact")],
+    }[program]
+    done = run_cli(program, *arguments, tmp_path=tmp_path)
+    assert_only_line(done, f"ner-{program}", model)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ner.cli.report import BEGIN, END, main
+from ner.cli.report import main
+from ner.reporting.report import BEGIN, END
 from ner.reporting.runs import ReportError, load_runs, variant_name
 
 TYPES = ("LOC", "MISC", "ORG", "PER")

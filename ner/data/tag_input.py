@@ -1,0 +1,86 @@
+"""Input to tag (not to train on), read forgivingly: a line that cannot be read is reported and
+the rest goes on.
+
+`read_lines` decodes a byte stream line by line; a line that is not valid text in its encoding
+or holds NUL bytes (binary data) carries an error message instead of text. `read_conll` groups
+such lines into CoNLL blocks: one token per line (first column), blank lines between sentences,
+``-DOCSTART-`` lines passed through; a block whose every line has a second column carries the
+last column as gold tags.
+"""
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from ner.data.columns import DOCSTART
+from ner.data.lines import Undecodable, read_text_lines
+
+
+@dataclass
+class Line:
+    """An input line: its number (1-based) and text, or why it could not be read."""
+
+    number: int
+    text: str | None
+    error: str | None = None
+
+
+@dataclass
+class ConllSentence:
+    """A CoNLL block: the raw token lines, tokens and gold tags (None when untagged)."""
+
+    first_line: int
+    lines: list[str]
+    tokens: list[str]
+    gold: list[str] | None
+
+
+def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
+    """Decode `stream` line by line; undecodable or binary lines carry an error instead."""
+    for number, text in read_text_lines(stream, encoding):
+        if isinstance(text, Undecodable):
+            yield Line(
+                number,
+                None,
+                f"line {number}: {text.where} is not valid {encoding}; skipped (pass --encoding "
+                "if the file uses another encoding)",
+            )
+        elif "\x00" in text:
+            yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
+        else:
+            yield Line(number, text)
+
+
+def read_conll(lines: Iterable[Line]) -> Iterator[ConllSentence | Line]:
+    """CoNLL blocks, plus `Line`s for ``-DOCSTART-`` lines (text set) and errors (error set).
+
+    A block with an unreadable line is reported once, on its first bad line, and skipped whole.
+    """
+    block: list[Line] = []
+
+    def finish() -> Iterator[ConllSentence | Line]:
+        bad = next((line for line in block if line.error), None)
+        if bad is not None:
+            yield Line(
+                bad.number, None, f"{bad.error}; its sentence (from line {block[0].number}) too"
+            )
+        elif block:
+            columns = [line.text.split() for line in block]  # type: ignore[union-attr]
+            tagged = all(len(c) > 1 for c in columns)
+            yield ConllSentence(
+                block[0].number,
+                [line.text for line in block],  # type: ignore[misc]
+                [c[0] for c in columns],
+                [c[-1] for c in columns] if tagged else None,
+            )
+        block.clear()
+
+    for line in lines:
+        if line.text is not None and not line.text.strip():
+            yield from finish()
+        elif line.text is not None and line.text.split()[0] == DOCSTART:
+            yield from finish()
+            yield line
+        else:
+            block.append(line)
+    yield from finish()

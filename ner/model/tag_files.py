@@ -1,0 +1,186 @@
+"""Tagging a file or stream with a `Tagger` and writing the results (``ner-predict``).
+
+Input formats: ``text``, one document per line, split into sentences and tokenized like CoNLL;
+``tokens``, one pre-tokenized sentence per line, tokens separated by whitespace; ``conll``, CoNLL
+blocks (`ner.data.tag_input.read_conll`). Output formats: ``jsonl``, one object per input line
+(per sentence for CoNLL input) with the text, its tokens and entities, all with character offsets
+into that line, plus each entity's token span and confidence; ``conll``, ``token<TAB>tag`` lines
+(for CoNLL input: the input line plus a predicted-tag column, conlleval's layout). The ``html``
+page is built from the jsonl records (`ner.serving.html.tagger_page`), so ``html`` writes them.
+
+A line that could not be read gets an ``{"line": n, "error": ...}`` record (jsonl) and is handed
+to `warn`; the rest is tagged.
+"""
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
+from typing import IO
+
+from ner.data.labels import TOKENS
+from ner.data.tag_input import ConllSentence, Line, read_conll
+from ner.data.tag_schemes import TagSchemeError, split_tag
+from ner.model.evaluation import Evaluation
+from ner.model.tagger import TaggedText, Tagger, whitespace_tokens
+
+INPUT_FORMATS = ("text", "tokens", "conll")
+OUTPUT_FORMATS = ("jsonl", "conll", "html")
+Warn = Callable[[str], None]
+
+
+def _records(output_format: str) -> bool:
+    """Whether `output_format` is written as jsonl records (``html`` is made from them)."""
+    if output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
+    return output_format != "conll"
+
+
+def _skip(line: Line, output_format: str, out: IO[str], warn: Warn) -> None:
+    """Report an unreadable line: to `warn`, and as an error record in jsonl."""
+    warn(line.error or "")
+    if _records(output_format):
+        out.write(json.dumps({"line": line.number, "error": line.error}) + "\n")
+
+
+def _write_tagged_conll(out: IO[str], tokens: list[str], tags: list[str]) -> None:
+    for token, tag in zip(tokens, tags, strict=True):
+        out.write(f"{token}\t{tag}\n")
+    out.write("\n")
+
+
+def tag_lines(
+    tagger: Tagger,
+    lines: Iterable[Line],
+    out: IO[str],
+    *,
+    input_format: str = "text",
+    output_format: str = "jsonl",
+    batch_size: int = 64,
+    chunk_lines: int = 2000,
+    warn: Warn = lambda message: None,
+) -> int:
+    """Tag ``text`` or ``tokens`` input `chunk_lines` lines at a time (so a stream of any length
+    needs bounded memory) and write each chunk's results; returns how many lines were skipped."""
+    if input_format not in ("text", "tokens"):
+        raise ValueError(f"input format must be text or tokens, got {input_format!r}")
+    records = _records(output_format)
+    skipped = 0
+    lines = iter(lines)
+    while chunk := list(islice(lines, chunk_lines)):
+        texts = [line.text for line in chunk if line.text is not None]
+        if input_format == "text":
+            results = tagger.predict(texts, batch_size=batch_size)
+        else:
+            sentences = [[whitespace_tokens(t)] if t.strip() else [] for t in texts]
+            results = tagger.tag_tokenized(texts, sentences, batch_size)
+        tagged = iter(results)
+        for line in chunk:
+            if line.error:
+                skipped += 1
+                _skip(line, output_format, out, warn)
+                continue
+            result = next(tagged)
+            if records:
+                record = {"line": line.number, **result.to_json()}
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            else:
+                for start, end in result.sentences:
+                    tokens = [t.text for t in result.tokens[start:end]]
+                    _write_tagged_conll(out, tokens, result.tags[start:end])
+        out.flush()
+    return skipped
+
+
+def tag_conll(
+    tagger: Tagger,
+    items: Iterable[ConllSentence | Line],
+    out: IO[str],
+    *,
+    output_format: str = "jsonl",
+    batch_size: int = 64,
+    warn: Warn = lambda message: None,
+    tagged: Sequence[TaggedText] | None = None,
+) -> tuple[list[list[str]], int]:
+    """Tag the CoNLL blocks among `items` and write them in order, ``-DOCSTART-`` lines kept
+    (``conll``); returns the predicted tags of each sentence and how many blocks were skipped.
+    tagged: the sentences' results when they are tagged already (e.g. by an evaluation)."""
+    items = list(items)
+    records = _records(output_format)
+    if tagged is None:
+        sentences = [item.tokens for item in items if isinstance(item, ConllSentence)]
+        tagged = tagger.predict_tokens(sentences, batch_size=batch_size)
+    results = iter(tagged)
+    predicted: list[list[str]] = []
+    skipped = 0
+    for item in items:
+        if isinstance(item, Line) and item.error:
+            skipped += 1
+            _skip(item, output_format, out, warn)
+        elif isinstance(item, Line):
+            if not records:
+                out.write(f"{item.text}\n\n")
+        else:
+            result = next(results)
+            predicted.append(result.tags)
+            if records:
+                record = {"line": item.first_line, **result.to_json(), "gold_tags": item.gold}
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            else:
+                for raw, tag in zip(item.lines, result.tags, strict=True):
+                    out.write(f"{raw}\t{tag}\n")
+                out.write("\n")
+    return predicted, skipped
+
+
+def _first_non_tag(sentences: list[ConllSentence]) -> tuple[int, str] | None:
+    """(line number, value) of the first last-column value that is no NER tag, e.g. a POS tag
+    of a ``token POS`` file; None when every tagged sentence's last column reads as tags."""
+    for sentence in sentences:
+        for offset, tag in enumerate(sentence.gold or []):
+            try:
+                split_tag(tag)
+            except TagSchemeError:
+                return sentence.first_line + offset, tag
+    return None
+
+
+def tag_and_score_conll(
+    tagger: Tagger,
+    lines: Iterable[Line],
+    out: IO[str],
+    *,
+    output_format: str = "jsonl",
+    batch_size: int = 64,
+    tag_scheme: str | None = None,
+    warn: Warn = lambda message: None,
+) -> tuple[Evaluation | None, int]:
+    """Tag CoNLL input (read whole, to know the gold scheme first), write it as `tag_conll`
+    does, and score it when every sentence has gold tags in its last column (tagged in the
+    gold's scheme unless `tag_scheme` says otherwise; `ner.model.evaluation`). Returns the
+    evaluation (None when unscored) and how many blocks were skipped."""
+    items = list(read_conll(lines))
+    sentences = [item for item in items if isinstance(item, ConllSentence)]
+    not_a_tag = None if tagger.labels == TOKENS else _first_non_tag(sentences)
+    if not_a_tag is not None:
+        warn(
+            f"the last column is not NER tags (line {not_a_tag[0]}: {not_a_tag[1]!r} is not 'O' "
+            "or <prefix>-<type>); tagging without scores"
+        )
+        for sentence in sentences:
+            sentence.gold = None
+    gold = [s.gold for s in sentences]
+    evaluation = None
+    if sentences and all(g is not None for g in gold):
+        evaluation = tagger.evaluate(
+            [s.tokens for s in sentences], gold, tag_scheme=tag_scheme, batch_size=batch_size
+        )
+        for warning in evaluation.warnings:
+            warn(warning)
+    elif any(g is not None for g in gold):
+        warn("some sentences have no gold tags, so nothing was scored")
+    tagged = evaluation.tagged if evaluation else None
+    _, skipped = tag_conll(
+        tagger, items, out, output_format=output_format, batch_size=batch_size, warn=warn,
+        tagged=tagged,
+    )  # fmt: skip
+    return evaluation, skipped
