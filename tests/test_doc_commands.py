@@ -8,7 +8,8 @@
   must fail with that output.
 - A command shown inline (``ner-predict --format html``) uses only options that exist.
 - The commands that take seconds on tiny data run: every argparse command but ``ner-evaluate``
-  (it needs a trained run on a real corpus) and ``ner-serve`` (it serves until stopped), with the
+  and ``ner-models export`` (they score a trained run on a real corpus) and ``ner-serve`` (it
+  serves until stopped), with the
   tiny tagger of tests/tiny_tagger.py for model folders, the tiny ELMo fixture or the shipped biLM,
   small files written in the layout the command reads, and named corpora left out (they are
   downloaded); Hydra commands that only print (``--help``, ``--cfg``) run as processes.
@@ -68,6 +69,7 @@ class Command:
     args: list[str]
     inline: bool = False  # shown in running text, possibly without its required arguments
     stdin: str | None = None  # `cat FILE | command`
+    stdin_text: str | None = None  # `echo TEXT | command`
     stdout: str | None = None  # `command > FILE`
     error: list[str] | None = None  # an error example: the output lines shown after it
     yaml_files: dict[str, str] = field(default_factory=dict)  # the page's `# path` YAML blocks
@@ -110,7 +112,7 @@ def shell_commands(page: str, line: int, text: str, **extra) -> list[Command]:
         tokens = shlex.split(text, comments=True)
     except ValueError:
         return []
-    found, stdin, segment = [], None, []
+    found, stdin, stdin_text, segment = [], None, None, []
     for token in [*tokens, ";"]:
         if token not in ("|", "&&", ";", "||"):
             segment.append(token)
@@ -121,10 +123,12 @@ def shell_commands(page: str, line: int, text: str, **extra) -> list[Command]:
             stdout, segment = segment[at + 1], segment[:at]
         if segment[:1] == ["cat"] and token == "|":
             stdin = segment[1]
+        elif segment[:1] == ["echo"] and token == "|":
+            stdin_text = " ".join(segment[1:]) + "\n"
         elif (run := program_of(segment)) is not None:
-            command = Command(page, line, text, *run, stdin=stdin, stdout=stdout, **extra)
-            found.append(command)
-            stdin = None
+            piped = {"stdin": stdin, "stdin_text": stdin_text, "stdout": stdout}
+            found.append(Command(page, line, text, *run, **piped, **extra))
+            stdin = stdin_text = None
         segment = []
     return found
 
@@ -318,6 +322,8 @@ def runnable(command: Command) -> bool:
         )
     if command.program in ("ner-evaluate", "ner-serve") and "--help" not in command.args:
         return False
+    if command.program == "ner-models" and command.args[:1] == ["export"]:
+        return False
     if command.program == "ner-data" and command.args[:1] == ["prepare"]:
         return not any(arg in NAMED_CORPORA for arg in command.args)
     return True
@@ -361,7 +367,8 @@ def make_tiny_inputs(command: Command, cwd: Path) -> list[str]:
         parsed = parsers(program)[program].parse_args(args)
         content = {"text": TEXT, "tokens": TOKENS, "conll": CONLL}[parsed.input_format]
         source = command.stdin if parsed.input == "-" else parsed.input
-        (cwd / source).write_text(content, encoding="utf-8")
+        if source is not None:  # else `echo TEXT |` gives the input
+            (cwd / source).write_text(content, encoding="utf-8")
     elif program == "ner-embed" and "--help" not in args:
         (cwd / args[0]).write_text(TOKENS, encoding="utf-8")
     elif program == "ner-report" and "--help" not in args:
@@ -378,8 +385,12 @@ def main_of(program: str):
 
 def run_in_process(command: Command, args: list[str], cwd: Path, monkeypatch) -> int:
     """Run an argparse command's main() as the shell would: stdin from `cat`, stdout to `>`."""
-    if command.stdin:
-        data = (cwd / command.stdin).read_bytes()
+    if command.stdin or command.stdin_text:
+        data = (
+            command.stdin_text.encode()
+            if command.stdin_text
+            else (cwd / command.stdin).read_bytes()
+        )
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
     out = io.StringIO()
     try:

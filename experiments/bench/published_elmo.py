@@ -11,29 +11,22 @@ on a shared machine stretch the wall time but hardly the CPU time (both are reco
 size follows from the token count exactly (tokens × 3 layers × width × 2 bytes, float16), the
 download size from the parameter count (float32 HDF5).
 
-    .venv/bin/python experiments/bench/published_elmo.py --shape original --sentences 300
+    .venv/bin/python experiments/bench/published_elmo.py --shape original --sentences 300 \
+        --out experiments/results/bench/published_elmo_original.json
 
-Prints one JSON record (also written to experiments/results/bench/published_elmo_<shape>.json).
+Prints one JSON record (`harness.write_record`), written to --out when given.
 """
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
 
 import torch
-import yaml
+from harness import published_shape, random_bilm, write_record
 
-from ner.bilm.bilm import BiLM
-from ner.bilm.options import BiLMOptions
-from ner.common.files import write_json
 from ner.data import load_corpus
 from ner.features.elmo import ElmoFeatures
-
-ROOT = Path(__file__).resolve().parents[2]
-SHAPES = ROOT / "experiments" / "bench" / "published_shapes.yaml"
-RESULTS = ROOT / "experiments" / "results" / "bench"
 
 
 def corpus_tokens() -> tuple[list[list[str]], int]:
@@ -48,32 +41,28 @@ def main() -> None:
     parser.add_argument("--shape", default="original", choices=["small", "medium", "original"])
     parser.add_argument("--sentences", type=int, default=300)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="write the record here")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     train, total_tokens = corpus_tokens()
     sentences = train[: args.sentences]
     tokens = sum(map(len, sentences))
-    options = BiLMOptions.from_dict(yaml.safe_load(SHAPES.read_text())[args.shape])
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        torch.manual_seed(0)
-        bilm = BiLM(options)
-        parameters = sum(p.numel() for p in bilm.parameters())
-        bilm.save(work / "options.json", work / "weights.hdf5")
+        options, weights = random_bilm(published_shape(args.shape), work)
         features = ElmoFeatures(
-            {"options_file": str(work / "options.json"), "weight_file": str(work / "weights.hdf5"),
-             "state": "warm", "batch_size": 64},
+            {"options_file": str(options), "weight_file": str(weights), "state": "warm",
+             "batch_size": 64},
             cache_dir=work / "cache",
             progress=False,
         )  # fmt: skip
+        parameters = sum(p.numel() for p in features.bilm.parameters())
         started, cpu_started = time.perf_counter(), time.process_time()
         features.source(sentences)
         seconds = time.perf_counter() - started
         cpu_seconds = time.process_time() - cpu_started
         width = features.output_dim
-    record = {
-        "command": f"experiments/bench/published_elmo.py --shape {args.shape} "
-        f"--sentences {args.sentences} --threads {args.threads}",
+    figures = {
         "shape": args.shape,
         "parameters": parameters,
         "download_mb": round(parameters * 4 / 1e6),
@@ -89,8 +78,7 @@ def main() -> None:
         "cache_mb": round(total_tokens * 3 * width * 2 / 1e6),
         "threads": args.threads,
     }
-    write_json(RESULTS / f"published_elmo_{args.shape}.json", record, indent=1)
-    print(json.dumps(record, indent=1))
+    write_record(args.out, figures)
 
 
 if __name__ == "__main__":

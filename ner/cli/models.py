@@ -35,13 +35,13 @@ def list_shipped() -> None:
     """One row per shipped tagger."""
     from ner.model.shipped import read_card, shipped_taggers
 
-    print(f"{'name':<11} {'task':<16} {'dev':>6} {'test':>6} {'size':>8}  labels; licence")
+    print(f"{'name':<11} {'about':<16} {'dev':>6} {'test':>6} {'size':>8}  labels; licence")
     for name, folder in shipped_taggers().items():
         card = read_card(folder)
         scores = card["scores"]
         metric = "accuracy" if card["task"] == "per-token labels" else "f1"
         dev, test = (scores[split][metric] for split in ("validation", "test"))
-        size = f"{card['bytes'] / 2**20:.1f} MB"
+        size = f"{card['bytes'] / 1e6:.1f} MB"
         print(
             f"{name:<11} {card['about']:<16} {dev:>6.2f} {test:>6.2f} {size:>8}  "
             f"{', '.join(card['labels'])}; {card['licence']}"
@@ -51,12 +51,17 @@ def list_shipped() -> None:
 def export(args: argparse.Namespace) -> None:
     """Compact copy of `args.model` at `args.target`, then its card measured on one thread."""
     from ner.model.cards import measure_card
-    from ner.model.shipped import CARD
+    from ner.model.shipped import CARD, portable_config
     from ner.model.tagger import Tagger
 
     tagger = Tagger.load(args.model)
     glove = tagger.config.get("embeddings", {}).get("glove", {}).get("source")
-    tagger.save(args.target, config=tagger.config, compact=True, pretrained_source=glove)
+    config = portable_config(tagger.config)
+    prose = args.target / "MODEL_CARD.md"  # hand-written: kept when the folder is replaced
+    kept = prose.read_text(encoding="utf-8") if prose.is_file() else None
+    tagger.save(args.target, config=config, compact=True, pretrained_source=glove)
+    if kept is not None:
+        prose.write_text(kept, encoding="utf-8")
     torch.set_num_threads(1)
     compact = Tagger.load(args.target)
     corpus = args.corpus or tagger.config.get("data", {}).get("name")
@@ -67,7 +72,7 @@ def export(args: argparse.Namespace) -> None:
     write_json(args.target / CARD, card, indent=2)
     test = card["scores"]["test"]
     score = test.get("f1", test.get("accuracy"))
-    print(f"ner-models: wrote {args.target} ({card['bytes'] / 2**20:.1f} MB), test {score:.2f}")
+    print(f"ner-models: wrote {args.target} ({card['bytes'] / 1e6:.1f} MB), test {score:.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:

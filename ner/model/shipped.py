@@ -7,6 +7,7 @@ is accepted, a shipped tagger's name is too; a path that exists always wins over
 """
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from ner.common.paths import PRETRAINED_DIR
 from ner.model.archive import MANIFEST
 
 CARD = "card.json"
+# An absolute path of a shipped biLM's file, as a run's resolved configuration records it.
+_SHIPPED_BILM_FILE = re.compile(r"/.*/ner/pretrained/([\w.-]+)/(options\.json|weights\.hdf5)")
 
 
 def shipped_taggers() -> dict[str, Path]:
@@ -51,3 +54,17 @@ def read_card(folder: Path) -> dict[str, Any]:
     if not isinstance(card, dict):
         raise ArchiveError(f"{path}: the model card must be a JSON object")
     return card
+
+
+def portable_config(config: Any) -> Any:
+    """A run's configuration with each absolute path of a shipped biLM's file written back as
+    the ``${shipped_bilm:NAME,options|weights}`` expression it was resolved from, so that a
+    copy made for others names no folder of the machine it was trained on."""
+    if isinstance(config, dict):
+        return {key: portable_config(value) for key, value in config.items()}
+    if isinstance(config, list):
+        return [portable_config(value) for value in config]
+    if isinstance(config, str) and (match := _SHIPPED_BILM_FILE.fullmatch(config)):
+        name, file = match.groups()
+        return f"${{shipped_bilm:{name},{file.split('.')[0]}}}"
+    return config

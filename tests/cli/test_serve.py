@@ -25,7 +25,7 @@ def test_missing_model_directory_is_a_clear_error(tmp_path: Path, capsys) -> Non
     assert main([str(tmp_path / "nothing"), "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
-    assert err.startswith(f"ner-serve: {tmp_path / 'nothing'} is neither a model folder")
+    assert err.startswith(f"ner-serve: model folder {tmp_path / 'nothing'} does not exist")
 
 
 def test_missing_model_is_refused_before_starting_workers(tmp_path: Path, capsys) -> None:

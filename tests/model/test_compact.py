@@ -16,7 +16,7 @@ from ner.common.paths import PRETRAINED_DIR
 from ner.embeddings.glove import GLOVE_6B_50D, load_glove_table
 from ner.embeddings.pretrained import split_table
 from ner.model.archive import MANIFEST, BiLMFiles, manifest_digest
-from ner.model.shipped import resolve_model, shipped_taggers
+from ner.model.shipped import portable_config, resolve_model, shipped_taggers
 from ner.model.tagger import Tagger
 from ner.pretrain import pretrained_files
 from ner.tagger.dataset import Encoder, tag_list
@@ -143,3 +143,14 @@ def test_names_resolve_to_shipped_folders_and_paths_win(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "conll2003").mkdir()
     assert resolve_model("conll2003") == Path("conll2003")
+
+
+def test_a_shipped_copy_names_no_machine_path() -> None:
+    config = {
+        "elmo": {"options_file": "/opt/me/ner/pretrained/elmo-small-news/options.json"},
+        "files": ["/srv/x/ner/pretrained/elmo-small-news/weights.hdf5", "/data/mine.txt"],
+    }
+    assert portable_config(config) == {
+        "elmo": {"options_file": "${shipped_bilm:elmo-small-news,options}"},
+        "files": ["${shipped_bilm:elmo-small-news,weights}", "/data/mine.txt"],
+    }
