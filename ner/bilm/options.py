@@ -59,86 +59,27 @@ class BiLMOptions:
     @classmethod
     def from_dict(cls, content: Mapping[str, Any], source: str = "options") -> "BiLMOptions":
         """Validate the options.json structure; every error names the offending key."""
-
-        def get(path: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-            node: Any = content
-            for key in path.split("."):
-                if not isinstance(node, Mapping) or key not in node:
-                    if default is not ...:
-                        return default
-                    raise OptionsError(f"{source}: missing key '{path}'")
-                node = node[key]
-            if node is None and default is None:
-                return None
-            if isinstance(node, bool) != (kind is bool) or not isinstance(node, kind):
-                raise OptionsError(f"{source}: '{path}' = {node!r} has the wrong type")
-            return node
-
-        def positive(path: str) -> int:
-            value = get(path, int)
-            if value <= 0:
-                raise OptionsError(f"{source}: '{path}' must be a positive integer, got {value}")
-            return value
-
         if not isinstance(content, Mapping):
             raise OptionsError(f"{source}: expected a JSON object, got {type(content).__name__}")
-        if get("lstm.use_skip_connections", bool, False) is not True:
+        keys = _Keys(content, source)
+        if keys.get("lstm.use_skip_connections", bool, False) is not True:
             raise OptionsError(
                 f"{source}: unsupported options: 'lstm.use_skip_connections' must be true "
                 "(all published ELMo models use skip connections; AllenNLP refuses others too)"
             )
-        raw_filters = get("char_cnn.filters", list)
-        filters = []
-        for index, pair in enumerate(raw_filters):
-            if (
-                not isinstance(pair, list | tuple)
-                or len(pair) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in pair)
-            ):
-                raise OptionsError(
-                    f"{source}: 'char_cnn.filters[{index}]' = {pair!r} is not [width, count]"
-                )
-            if pair[0] > 50:
-                raise OptionsError(f"{source}: 'char_cnn.filters[{index}]' is wider than 50 chars")
-            filters.append((pair[0], pair[1]))
-        if not filters:
-            raise OptionsError(f"{source}: 'char_cnn.filters' is empty")
-        max_chars = get("char_cnn.max_characters_per_token", int, 50)
-        if max_chars != 50:
-            raise OptionsError(
-                f"{source}: unsupported options: 'char_cnn.max_characters_per_token' = {max_chars}"
-                " (ELMo character ids are always 50 per token)"
-            )
-        n_characters = get("char_cnn.n_characters", int, 262)
-        if n_characters not in (261, 262):
-            raise OptionsError(
-                f"{source}: 'char_cnn.n_characters' = {n_characters}, expected 262 (or 261)"
-            )
-        activation = get("char_cnn.activation", str, "relu")
-        if activation not in _ACTIVATIONS:
-            raise OptionsError(
-                f"{source}: unsupported options: 'char_cnn.activation' = {activation!r}"
-                f" (expected one of {_ACTIVATIONS})"
-            )
-        n_highway = get("char_cnn.n_highway", int, 0)
-        if n_highway < 0:
-            raise OptionsError(f"{source}: 'char_cnn.n_highway' must be >= 0, got {n_highway}")
-        clips = {}
-        for name in ("cell_clip", "proj_clip"):
-            value = get(f"lstm.{name}", (int, float), None)
-            if value is not None and value < 0:
-                raise OptionsError(f"{source}: 'lstm.{name}' must be >= 0, got {value}")
-            clips[name] = float(value) if value else None  # 0 / null = no clipping (AllenNLP)
+        filters = _filters(keys)
+        n_characters, activation, n_highway = _char_cnn_settings(keys)
+        cell_clip, proj_clip = (_clip(keys, f"lstm.{name}") for name in ("cell_clip", "proj_clip"))
         return cls(
-            char_embedding_dim=positive("char_cnn.embedding.dim"),
-            filters=tuple(filters),
+            char_embedding_dim=keys.positive("char_cnn.embedding.dim"),
+            filters=filters,
             n_highway=n_highway,
             activation=activation,
-            lstm_dim=positive("lstm.dim"),
-            projection_dim=positive("lstm.projection_dim"),
-            n_layers=positive("lstm.n_layers"),
-            cell_clip=clips["cell_clip"],
-            proj_clip=clips["proj_clip"],
+            lstm_dim=keys.positive("lstm.dim"),
+            projection_dim=keys.positive("lstm.projection_dim"),
+            n_layers=keys.positive("lstm.n_layers"),
+            cell_clip=cell_clip,
+            proj_clip=proj_clip,
             n_characters=n_characters,
             source=source,
         )
@@ -167,3 +108,86 @@ class BiLMOptions:
     def save(self, path: str | Path) -> None:
         """Write options.json."""
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+class _Keys:
+    """Typed reads of an options.json mapping by dotted path; errors name the path."""
+
+    def __init__(self, content: Mapping[str, Any], source: str) -> None:
+        self.content, self.source = content, source
+
+    def get(self, path: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+        """The value at `path` of type `kind` (bool only where asked for); `default` when the
+        key is missing (and when it is null, if the default is None)."""
+        node: Any = self.content
+        for key in path.split("."):
+            if not isinstance(node, Mapping) or key not in node:
+                if default is not ...:
+                    return default
+                raise OptionsError(f"{self.source}: missing key '{path}'")
+            node = node[key]
+        if node is None and default is None:
+            return None
+        if isinstance(node, bool) != (kind is bool) or not isinstance(node, kind):
+            raise OptionsError(f"{self.source}: '{path}' = {node!r} has the wrong type")
+        return node
+
+    def positive(self, path: str) -> int:
+        value = self.get(path, int)
+        if value <= 0:
+            raise OptionsError(f"{self.source}: '{path}' must be a positive integer, got {value}")
+        return value
+
+
+def _filters(keys: _Keys) -> tuple[tuple[int, int], ...]:
+    """``char_cnn.filters``: at least one [width ≤ 50, count] pair of positive integers."""
+    filters = []
+    for index, pair in enumerate(keys.get("char_cnn.filters", list)):
+        if (
+            not isinstance(pair, list | tuple)
+            or len(pair) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in pair)
+        ):
+            raise OptionsError(
+                f"{keys.source}: 'char_cnn.filters[{index}]' = {pair!r} is not [width, count]"
+            )
+        if pair[0] > 50:
+            raise OptionsError(f"{keys.source}: 'char_cnn.filters[{index}]' is wider than 50 chars")
+        filters.append((pair[0], pair[1]))
+    if not filters:
+        raise OptionsError(f"{keys.source}: 'char_cnn.filters' is empty")
+    return tuple(filters)
+
+
+def _char_cnn_settings(keys: _Keys) -> tuple[int, str, int]:
+    """``char_cnn``'s n_characters, activation and n_highway (50 characters per token, always)."""
+    source = keys.source
+    max_chars = keys.get("char_cnn.max_characters_per_token", int, 50)
+    if max_chars != 50:
+        raise OptionsError(
+            f"{source}: unsupported options: 'char_cnn.max_characters_per_token' = {max_chars}"
+            " (ELMo character ids are always 50 per token)"
+        )
+    n_characters = keys.get("char_cnn.n_characters", int, 262)
+    if n_characters not in (261, 262):
+        raise OptionsError(
+            f"{source}: 'char_cnn.n_characters' = {n_characters}, expected 262 (or 261)"
+        )
+    activation = keys.get("char_cnn.activation", str, "relu")
+    if activation not in _ACTIVATIONS:
+        raise OptionsError(
+            f"{source}: unsupported options: 'char_cnn.activation' = {activation!r}"
+            f" (expected one of {_ACTIVATIONS})"
+        )
+    n_highway = keys.get("char_cnn.n_highway", int, 0)
+    if n_highway < 0:
+        raise OptionsError(f"{source}: 'char_cnn.n_highway' must be >= 0, got {n_highway}")
+    return n_characters, activation, n_highway
+
+
+def _clip(keys: _Keys, path: str) -> float | None:
+    """An LSTM clip value: None for 0 or null, which mean no clipping (AllenNLP)."""
+    value = keys.get(path, (int, float), None)
+    if value is not None and value < 0:
+        raise OptionsError(f"{keys.source}: '{path}' must be >= 0, got {value}")
+    return float(value) if value else None
