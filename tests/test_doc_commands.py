@@ -345,8 +345,11 @@ def make_tiny_inputs(command: Command, cwd: Path) -> list[str]:
     """The command's arguments with model folders, biLM files and repository files resolved, and
     every input file it names written, in the layout it reads."""
     args = []
-    for arg in command.args:
-        if re.fullmatch(r"(outputs/\S*/)?model|MODEL", arg):
+    for index, arg in enumerate(command.args):
+        is_output = index > 0 and command.args[index - 1] in ("--out", "-o", "--output")
+        if is_output:
+            pass  # written in the temporary folder, never over a file of the repository
+        elif re.fullmatch(r"(outputs/\S*/)?model|MODEL", arg):
             arg = str(saved_model())
         elif arg in ("OPTIONS", "WEIGHTS"):
             arg = str(FIXTURE / ("options.json" if arg == "OPTIONS" else "lm_weights.hdf5"))

@@ -23,7 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="write a compact copy of a model folder, with a measured card.json"
     )
     export.add_argument("model", help="a model folder (a run's model/) or a shipped tagger")
-    export.add_argument("target", type=Path, help="the folder to write (replaced if present)")
+    export.add_argument(
+        "target",
+        type=Path,
+        help="the folder to write (replaced if present; its MODEL_CARD.md is kept)",
+    )
     export.add_argument("--corpus", help="score dev/test on this named corpus (default: the run's)")
     export.add_argument("--about", help="one line on what the tagger is, for the card")
     export.add_argument("--licence", help="the training data's licence, for the card")
