@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from ner.common.errors import NerError, exit_for_user
-from ner.common.files import write_json
+from ner.common.files import write_json, write_text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,7 +65,7 @@ def export(args: argparse.Namespace) -> None:
     kept = prose.read_text(encoding="utf-8") if prose.is_file() else None
     tagger.save(args.target, config=config, compact=True, pretrained_source=glove)
     if kept is not None:
-        prose.write_text(kept, encoding="utf-8")
+        write_text(prose, kept)
     torch.set_num_threads(1)
     compact = Tagger.load(args.target)
     corpus = args.corpus or tagger.config.get("data", {}).get("name")

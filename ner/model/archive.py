@@ -45,6 +45,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ner.bilm.bilm import DEFAULT_STATE, STATE_MODES
 from ner.common.archives import ArchiveError
 from ner.common.downloads import DownloadRefused, fetch, is_url, sha256_file
 from ner.common.files import atomic_directory, write_json
@@ -60,7 +61,6 @@ FORMAT_VERSION = 3
 # 1: the manifest has no digest of its own; 3 adds compact folders (float16, package references)
 READABLE_VERSIONS = (1, 2, 3)
 WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
-STATE_MODES = ("warm", "stateless", "stateful")
 # Tensors a compact folder may leave out, each rebuilt on load from one of these pinned sources.
 REBUILDABLE = {"pretrained_words": (GLOVE_6B_50D,)}
 MANIFEST = "archive.json"
@@ -80,7 +80,7 @@ class BiLMFiles:
 
     options: str
     weights: str
-    state: str = "warm"
+    state: str = DEFAULT_STATE
     options_sha256: str | None = None
     weights_sha256: str | None = None
 
