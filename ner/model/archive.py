@@ -304,7 +304,8 @@ def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
     scheme = manifest["metadata"].get("corpus_scheme")
     if scheme is not None and scheme not in (*SCHEMES, TOKENS):
         fail("metadata.corpus_scheme", f"one of {', '.join((*SCHEMES, TOKENS))} (or null)", scheme)
-    if manifest.get("weights_dtype", "float32") not in WEIGHT_DTYPES:
+    dtype = manifest.get("weights_dtype", "float32")
+    if not (isinstance(dtype, str) and dtype in WEIGHT_DTYPES):
         fail("weights_dtype", f"one of {', '.join(WEIGHT_DTYPES)}", manifest["weights_dtype"])
     _check_rebuilt(manifest.get("rebuilt", {}), fail)
     digests = manifest.get("sha256")
