@@ -4,9 +4,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, Field
 
 from ner.common.errors import NerError
+from ner.common.file_schema import STRICT, validate
 from ner.common.files import write_json
 
 
@@ -60,28 +63,19 @@ class BiLMOptions:
     @classmethod
     def from_dict(cls, content: Mapping[str, Any], source: str = "options") -> "BiLMOptions":
         """Validate the options.json structure; every error names the offending key."""
-        if not isinstance(content, Mapping):
-            raise OptionsError(f"{source}: expected a JSON object, got {type(content).__name__}")
-        keys = _Keys(content, source)
-        if keys.get("lstm.use_skip_connections", bool, False) is not True:
-            raise OptionsError(
-                f"{source}: unsupported options: 'lstm.use_skip_connections' must be true "
-                "(all published ELMo models use skip connections; AllenNLP refuses others too)"
-            )
-        filters = _filters(keys)
-        n_characters, activation, n_highway = _char_cnn_settings(keys)
-        cell_clip, proj_clip = (_clip(keys, f"lstm.{name}") for name in ("cell_clip", "proj_clip"))
+        options = validate(_Options, content, source, OptionsError)
+        lstm, cnn = options.lstm, options.char_cnn
         return cls(
-            char_embedding_dim=keys.positive("char_cnn.embedding.dim"),
-            filters=filters,
-            n_highway=n_highway,
-            activation=activation,
-            lstm_dim=keys.positive("lstm.dim"),
-            projection_dim=keys.positive("lstm.projection_dim"),
-            n_layers=keys.positive("lstm.n_layers"),
-            cell_clip=cell_clip,
-            proj_clip=proj_clip,
-            n_characters=n_characters,
+            char_embedding_dim=cnn.embedding.dim,
+            filters=tuple((width, count) for width, count in cnn.filters),
+            n_highway=cnn.n_highway,
+            activation=cnn.activation,
+            lstm_dim=lstm.dim,
+            projection_dim=lstm.projection_dim,
+            n_layers=lstm.n_layers,
+            cell_clip=float(lstm.cell_clip) if lstm.cell_clip else None,
+            proj_clip=float(lstm.proj_clip) if lstm.proj_clip else None,
+            n_characters=cnn.n_characters,
             source=source,
         )
 
@@ -111,84 +105,67 @@ class BiLMOptions:
         write_json(path, self.to_dict(), indent=2)
 
 
-class _Keys:
-    """Typed reads of an options.json mapping by dotted path; errors name the path."""
-
-    def __init__(self, content: Mapping[str, Any], source: str) -> None:
-        self.content, self.source = content, source
-
-    def get(self, path: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-        """The value at `path` of type `kind` (bool only where asked for); `default` when the
-        key is missing (and when it is null, if the default is None)."""
-        node: Any = self.content
-        for key in path.split("."):
-            if not isinstance(node, Mapping) or key not in node:
-                if default is not ...:
-                    return default
-                raise OptionsError(f"{self.source}: missing key '{path}'")
-            node = node[key]
-        if node is None and default is None:
-            return None
-        if isinstance(node, bool) != (kind is bool) or not isinstance(node, kind):
-            raise OptionsError(f"{self.source}: '{path}' = {node!r} has the wrong type")
-        return node
-
-    def positive(self, path: str) -> int:
-        value = self.get(path, int)
-        if value <= 0:
-            raise OptionsError(f"{self.source}: '{path}' must be a positive integer, got {value}")
+def _one_of(*allowed: Any) -> AfterValidator:
+    def check(value: Any) -> Any:
+        if value not in allowed:
+            raise ValueError(f"not one of {allowed}")
         return value
 
-
-def _filters(keys: _Keys) -> tuple[tuple[int, int], ...]:
-    """``char_cnn.filters``: at least one [width ≤ 50, count] pair of positive integers."""
-    filters = []
-    for index, pair in enumerate(keys.get("char_cnn.filters", list)):
-        if (
-            not isinstance(pair, list | tuple)
-            or len(pair) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in pair)
-        ):
-            raise OptionsError(
-                f"{keys.source}: 'char_cnn.filters[{index}]' = {pair!r} is not [width, count]"
-            )
-        if pair[0] > 50:
-            raise OptionsError(f"{keys.source}: 'char_cnn.filters[{index}]' is wider than 50 chars")
-        filters.append((pair[0], pair[1]))
-    if not filters:
-        raise OptionsError(f"{keys.source}: 'char_cnn.filters' is empty")
-    return tuple(filters)
+    return AfterValidator(check)
 
 
-def _char_cnn_settings(keys: _Keys) -> tuple[int, str, int]:
-    """``char_cnn``'s n_characters, activation and n_highway (50 characters per token, always)."""
-    source = keys.source
-    max_chars = keys.get("char_cnn.max_characters_per_token", int, 50)
-    if max_chars != 50:
-        raise OptionsError(
-            f"{source}: unsupported options: 'char_cnn.max_characters_per_token' = {max_chars}"
-            " (ELMo character ids are always 50 per token)"
-        )
-    n_characters = keys.get("char_cnn.n_characters", int, 262)
-    if n_characters not in (261, 262):
-        raise OptionsError(
-            f"{source}: 'char_cnn.n_characters' = {n_characters}, expected 262 (or 261)"
-        )
-    activation = keys.get("char_cnn.activation", str, "relu")
-    if activation not in _ACTIVATIONS:
-        raise OptionsError(
-            f"{source}: unsupported options: 'char_cnn.activation' = {activation!r}"
-            f" (expected one of {_ACTIVATIONS})"
-        )
-    n_highway = keys.get("char_cnn.n_highway", int, 0)
-    if n_highway < 0:
-        raise OptionsError(f"{source}: 'char_cnn.n_highway' must be >= 0, got {n_highway}")
-    return n_characters, activation, n_highway
+def _narrow(pair: list[int]) -> list[int]:
+    if pair[0] > 50:
+        raise ValueError("wider than the 50 characters of a token")
+    return pair
 
 
-def _clip(keys: _Keys, path: str) -> float | None:
-    """An LSTM clip value: None for 0 or null, which mean no clipping (AllenNLP)."""
-    value = keys.get(path, (int, float), None)
-    if value is not None and value < 0:
-        raise OptionsError(f"{keys.source}: '{path}' must be >= 0, got {value}")
-    return float(value) if value else None
+_Positive = Annotated[int, Field(gt=0, description="a positive integer")]
+_Clip = Annotated[
+    float | None, Field(None, ge=0, description="a number >= 0 (0 or null: no clipping)")
+]
+_Filter = Annotated[list[Annotated[int, Field(gt=0)]], Field(min_length=2, max_length=2)]
+
+
+class _Schema(BaseModel):
+    model_config = STRICT
+
+
+class _Lstm(_Schema):
+    dim: _Positive
+    projection_dim: _Positive
+    n_layers: _Positive
+    cell_clip: _Clip
+    proj_clip: _Clip
+    use_skip_connections: Annotated[bool, _one_of(True)] = Field(
+        description="true (unsupported otherwise: all published ELMo models use skip "
+        "connections; AllenNLP refuses others too)"
+    )
+
+
+class _CharEmbedding(_Schema):
+    dim: _Positive
+
+
+class _CharCnn(_Schema):
+    embedding: _CharEmbedding = Field(description="an object with the 'dim' of characters")
+    filters: list[Annotated[_Filter, AfterValidator(_narrow)]] = Field(
+        min_length=1,
+        description="a non-empty list of [width, count] pairs of positive integers, "
+        "widths at most 50",
+    )
+    n_highway: int = Field(0, ge=0, description="a whole number >= 0")
+    n_characters: Annotated[int, _one_of(261, 262)] = Field(262, description="262 (or 261)")
+    max_characters_per_token: Annotated[int, _one_of(50)] = Field(
+        50, description="50 (unsupported otherwise: ELMo character ids are always 50 per token)"
+    )
+    activation: Annotated[str, _one_of(*_ACTIVATIONS)] = Field(
+        "relu", description=f"one of {', '.join(_ACTIVATIONS)} (unsupported otherwise)"
+    )
+
+
+class _Options(_Schema):
+    """options.json (keys that only training reads, such as ``dropout``, are ignored)."""
+
+    lstm: _Lstm = Field(description="an object with the biLSTM's settings")
+    char_cnn: _CharCnn = Field(description="an object with the character CNN's settings")

@@ -28,16 +28,17 @@ STRICT = ConfigDict(strict=True, protected_namespaces=())
 _SHOWN_CHARS = 80
 
 
-def validate(model: type[Schema], content: Any, path: Path, error: type[NerError]) -> Schema:
-    """`content` (parsed JSON from `path`) as an instance of `model`, or `error` raised with one
-    line naming `path`, the field and what it must be."""
+def validate(model: type[Schema], content: Any, path: str | Path, error: type[NerError]) -> Schema:
+    """`content` (parsed JSON from `path`, the file or another source of the content) as an
+    instance of `model`, or `error` raised with one line naming `path`, the field and what it
+    must be."""
     try:
         return model.model_validate(content, strict=True)
     except ValidationError as invalid:
         raise error(describe(model, invalid.errors()[0], path)) from None
 
 
-def describe(model: type[BaseModel], problem: dict[str, Any], path: Path) -> str:
+def describe(model: type[BaseModel], problem: dict[str, Any], path: str | Path) -> str:
     """The message for one pydantic error (an item of ``ValidationError.errors()``)."""
     names, expected = _field_at(model, problem["loc"])
     if problem["type"] == "missing":
