@@ -159,7 +159,12 @@ class MicroBatcher:
     def _collect(self) -> list[_Request]:
         """The next batch: the first waiting request, then those that follow (for `max_wait`
         after it, and until `arrival_wait` after the last batch ended while more are expected),
-        up to `max_batch_tokens`. Called with the lock held and a request waiting."""
+        up to `max_batch_tokens`. Called with the lock held and a request waiting.
+
+        Unlike `ner.common.batching`, this budget runs over a stream in arrival order: requests
+        are not all in hand and are never reordered (the first waiter goes first), and the
+        tokens counted are the requests' real ones. The tagger sorts the sentences of the
+        batch by length itself (`Tagger.tag_tokenized`)."""
         batch = [self._waiting.popleft()]
         tokens = batch[0].tokens
         now = time.monotonic()
