@@ -392,6 +392,23 @@ def predict_response(results: list[TaggedText], include_tokens: bool) -> Respons
     return Response(body.encode("utf-8"), media_type="application/json")
 
 
+def add_error_handlers(app: FastAPI) -> None:
+    """Every error answers JSON: a 4xx/5xx with its reason, a bug with a 500."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        """A 4xx/5xx with its reason; a detail that quotes the input is made encodable (a lone
+        surrogate becomes ``\\ud800``), so explaining bad input can never fail itself."""
+        detail = str(error.detail).encode("utf-8", "backslashreplace").decode("utf-8")
+        return JSONResponse({"detail": detail}, error.status_code, headers=error.headers)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception) -> JSONResponse:
+        """A bug answers JSON too; uvicorn still logs its traceback."""
+        detail = f"internal error ({type(error).__name__}); the server log has the details"
+        return JSONResponse({"detail": detail}, 500)
+
+
 def create_app(
     tagger: Tagger,
     model_dir: str | Path,
@@ -417,18 +434,7 @@ def create_app(
     app.state.batcher = batcher
     app.router.add_event_handler("shutdown", batcher.close)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def refused(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        """A 4xx/5xx with its reason; a detail that quotes the input is made encodable (a lone
-        surrogate becomes ``\\ud800``), so explaining bad input can never fail itself."""
-        detail = str(error.detail).encode("utf-8", "backslashreplace").decode("utf-8")
-        return JSONResponse({"detail": detail}, error.status_code, headers=error.headers)
-
-    @app.exception_handler(Exception)
-    async def failed(request: Request, error: Exception) -> JSONResponse:
-        """A bug answers JSON too; uvicorn still logs its traceback."""
-        detail = f"internal error ({type(error).__name__}); the server log has the details"
-        return JSONResponse({"detail": detail}, 500)
+    add_error_handlers(app)
 
     @app.post(
         "/predict",

@@ -127,8 +127,9 @@ def test_clients_that_wait_for_their_answers_share_one_batch(tagger: Tagger) -> 
             thread.join()
         batcher.close()
     assert batcher.requests == 8 * rounds
-    # one batch per round, and a few to find the load; without the wait: six per round
-    assert batcher.batches <= 2 * rounds
+    # about one batch per round once the load is found (more on a busy machine, where a client
+    # can be late for its round); without the wait: six per round
+    assert batcher.batches <= 3 * rounds
 
 
 def test_bad_settings(tagger: Tagger) -> None:
