@@ -103,6 +103,12 @@ def test_an_unknown_choice_lists_the_available_ones():
             "elmo.mix.fixed_weights=[1.0, 1.0, 1.0]: expected 3 weights (one per mixed layer",
         ),
         ("elmo.mix.fixed_weights=[0.2,0.3,0.5]", None),
+        (
+            "embeddings.glove.tuning=thawed",
+            "embeddings.glove.tuning=thawed: expected one of fine_tune, frozen, anchored, projec",
+        ),
+        ("embeddings.glove.anchor_weight=-1", "embeddings.glove.anchor_weight=-1.0: expected a"),
+        ("embeddings.glove.tuning=projected", None),
     ],
 )
 def test_out_of_range_values_are_rejected_with_key_value_and_expectation(override, message):
@@ -113,6 +119,22 @@ def test_out_of_range_values_are_rejected_with_key_value_and_expectation(overrid
     with pytest.raises(ConfigError) as caught:
         validate(cfg)
     assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "reason"),
+    [
+        (["embeddings=words"], "no pretrained rows"),
+        (["embeddings.glove.trainable=false"], "no word row trains"),
+    ],
+)
+def test_a_glove_tuning_needs_pretrained_rows_that_train(overrides, reason):
+    cfg = compose_train("embeddings.glove.tuning=frozen", *overrides)
+    with pytest.raises(ConfigError) as caught:
+        validate(cfg)
+    assert str(caught.value).startswith("embeddings.glove.tuning=frozen: needs pretrained rows")
+    assert reason in str(caught.value)
+    validate(compose_train(*overrides))  # fine_tune, the default, goes with both
 
 
 def test_fixed_mix_weights_need_one_weight_per_mixed_layer():
