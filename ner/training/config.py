@@ -75,7 +75,7 @@ class GloveConfig:
     # fine_tune: freely; frozen: not at all; anchored: freely, plus anchor_weight × the squared
     # distance from their pretrained values; projected: not at all, but every word vector (new
     # words' too) goes through a learned dim × dim map that starts as the identity.
-    tuning: str = one_of(*WORD_TUNINGS, default="fine_tune")
+    tuning: str = one_of(*WORD_TUNINGS, default="projected")
     anchor_weight: float = at_least(0.0, 0.01)  # with tuning=anchored
 
 
@@ -227,12 +227,15 @@ def validate(cfg: DictConfig) -> None:
             value = list(mix[error.option])
             raise ConfigError(f"elmo.mix.{error.option}={value}: {error}") from None
     glove = cfg.embeddings.get("glove")
-    if glove is not None and glove.tuning != "fine_tune" and not (glove.source and glove.trainable):
-        reason = "no pretrained rows" if not glove.source else "no word row trains"
+    if glove is not None and glove.tuning != "fine_tune" and not glove.source:
         raise ConfigError(
-            f"embeddings.glove.tuning={glove.tuning}: needs pretrained rows that train "
-            f"(embeddings.glove.source set, trainable true), but this config has {reason}; "
-            "use embeddings.glove.tuning=fine_tune"
+            f"embeddings.glove.tuning={glove.tuning}: needs pretrained rows, but "
+            "embeddings.glove.source is null; use embeddings.glove.tuning=fine_tune"
+        )
+    if glove is not None and glove.tuning == "anchored" and not glove.trainable:
+        raise ConfigError(
+            "embeddings.glove.tuning=anchored: anchors rows that train, but "
+            "embeddings.glove.trainable is false"
         )
     threads = str(cfg.trainer.num_threads)
     if threads != "auto" and not (threads.isdigit() and int(threads) > 0):

@@ -122,19 +122,32 @@ def test_out_of_range_values_are_rejected_with_key_value_and_expectation(overrid
 
 
 @pytest.mark.parametrize(
-    ("overrides", "reason"),
+    ("overrides", "message"),
     [
-        (["embeddings=words"], "no pretrained rows"),
-        (["embeddings.glove.trainable=false"], "no word row trains"),
+        (
+            ["embeddings=words", "embeddings.glove.tuning=frozen"],
+            "embeddings.glove.tuning=frozen: needs pretrained rows, but embeddings.glove.source",
+        ),
+        (
+            ["embeddings.glove.source=null"],  # the glove group's default, projected
+            "embeddings.glove.tuning=projected: needs pretrained rows",
+        ),
+        (
+            ["embeddings.glove.trainable=false", "embeddings.glove.tuning=anchored"],
+            "embeddings.glove.tuning=anchored: anchors rows that train",
+        ),
     ],
 )
-def test_a_glove_tuning_needs_pretrained_rows_that_train(overrides, reason):
-    cfg = compose_train("embeddings.glove.tuning=frozen", *overrides)
+def test_a_glove_tuning_needs_pretrained_rows(overrides, message):
     with pytest.raises(ConfigError) as caught:
-        validate(cfg)
-    assert str(caught.value).startswith("embeddings.glove.tuning=frozen: needs pretrained rows")
-    assert reason in str(caught.value)
-    validate(compose_train(*overrides))  # fine_tune, the default, goes with both
+        validate(compose_train(*overrides))
+    assert str(caught.value).startswith(message)
+
+
+def test_random_word_rows_fine_tune_and_frozen_glove_rows_may_be_projected():
+    validate(compose_train("embeddings=words"))  # the group sets fine_tune
+    validate(compose_train("embeddings.glove.source=null", "embeddings.glove.tuning=fine_tune"))
+    validate(compose_train("embeddings.glove.trainable=false"))  # projected
 
 
 def test_fixed_mix_weights_need_one_weight_per_mixed_layer():
