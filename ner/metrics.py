@@ -15,6 +15,8 @@ from seqeval.metrics.sequence_labeling import get_entities
 from seqeval.metrics.v1 import _precision_recall_fscore_support
 from seqeval.scheme import IOB1, IOB2, IOBES
 
+# seqeval's class for each of `ner.data.tag_schemes.SCHEMES` (a module of the same layer, so
+# not imported here; a test checks that the names agree).
 SEQEVAL_SCHEMES = {"iob1": IOB1, "iob2": IOB2, "bioes": IOBES}
 
 

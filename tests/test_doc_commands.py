@@ -69,6 +69,7 @@ class Command:
     args: list[str]
     inline: bool = False  # shown in running text, possibly without its required arguments
     stdin: str | None = None  # `cat FILE | command`
+    stdin_text: str | None = None  # `echo TEXT | command`
     stdout: str | None = None  # `command > FILE`
     error: list[str] | None = None  # an error example: the output lines shown after it
     yaml_files: dict[str, str] = field(default_factory=dict)  # the page's `# path` YAML blocks
@@ -111,7 +112,7 @@ def shell_commands(page: str, line: int, text: str, **extra) -> list[Command]:
         tokens = shlex.split(text, comments=True)
     except ValueError:
         return []
-    found, stdin, segment = [], None, []
+    found, stdin, stdin_text, segment = [], None, None, []
     for token in [*tokens, ";"]:
         if token not in ("|", "&&", ";", "||"):
             segment.append(token)
@@ -122,10 +123,12 @@ def shell_commands(page: str, line: int, text: str, **extra) -> list[Command]:
             stdout, segment = segment[at + 1], segment[:at]
         if segment[:1] == ["cat"] and token == "|":
             stdin = segment[1]
+        elif segment[:1] == ["echo"] and token == "|":
+            stdin_text = " ".join(segment[1:]) + "\n"
         elif (run := program_of(segment)) is not None:
-            command = Command(page, line, text, *run, stdin=stdin, stdout=stdout, **extra)
-            found.append(command)
-            stdin = None
+            piped = {"stdin": stdin, "stdin_text": stdin_text, "stdout": stdout}
+            found.append(Command(page, line, text, *run, **piped, **extra))
+            stdin = stdin_text = None
         segment = []
     return found
 
@@ -342,8 +345,11 @@ def make_tiny_inputs(command: Command, cwd: Path) -> list[str]:
     """The command's arguments with model folders, biLM files and repository files resolved, and
     every input file it names written, in the layout it reads."""
     args = []
-    for arg in command.args:
-        if re.fullmatch(r"(outputs/\S*/)?model|MODEL", arg):
+    for index, arg in enumerate(command.args):
+        is_output = index > 0 and command.args[index - 1] in ("--out", "-o", "--output")
+        if is_output:
+            pass  # written in the temporary folder, never over a file of the repository
+        elif re.fullmatch(r"(outputs/\S*/)?model|MODEL", arg):
             arg = str(saved_model())
         elif arg in ("OPTIONS", "WEIGHTS"):
             arg = str(FIXTURE / ("options.json" if arg == "OPTIONS" else "lm_weights.hdf5"))
@@ -364,7 +370,8 @@ def make_tiny_inputs(command: Command, cwd: Path) -> list[str]:
         parsed = parsers(program)[program].parse_args(args)
         content = {"text": TEXT, "tokens": TOKENS, "conll": CONLL}[parsed.input_format]
         source = command.stdin if parsed.input == "-" else parsed.input
-        (cwd / source).write_text(content, encoding="utf-8")
+        if source is not None:  # else `echo TEXT |` gives the input
+            (cwd / source).write_text(content, encoding="utf-8")
     elif program == "ner-embed" and "--help" not in args:
         (cwd / args[0]).write_text(TOKENS, encoding="utf-8")
     elif program == "ner-report" and "--help" not in args:
@@ -381,8 +388,12 @@ def main_of(program: str):
 
 def run_in_process(command: Command, args: list[str], cwd: Path, monkeypatch) -> int:
     """Run an argparse command's main() as the shell would: stdin from `cat`, stdout to `>`."""
-    if command.stdin:
-        data = (cwd / command.stdin).read_bytes()
+    if command.stdin or command.stdin_text:
+        data = (
+            command.stdin_text.encode()
+            if command.stdin_text
+            else (cwd / command.stdin).read_bytes()
+        )
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
     out = io.StringIO()
     try:

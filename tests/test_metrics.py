@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from seqeval.metrics import classification_report
 
-from ner.metrics import evaluate_tags, span_scores
+from ner.data.tag_schemes import SCHEMES
+from ner.metrics import SEQEVAL_SCHEMES, evaluate_tags, span_scores
 
 
 def test_perfect_and_partial_scores_in_percent():
@@ -42,6 +43,10 @@ def test_bioes_and_no_chunks():
     assert evaluate_tags(gold, gold, "bioes")["strict"]["f1"] == pytest.approx(100.0)
     empty = span_scores([["O", "O"]], [["O", "O"]])
     assert empty == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0, "per_type": {}}
+
+
+def test_strict_mode_knows_every_tag_scheme():
+    assert tuple(SEQEVAL_SCHEMES) == SCHEMES
 
 
 def test_mismatched_lengths_are_errors():

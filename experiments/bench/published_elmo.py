@@ -56,7 +56,7 @@ def main() -> None:
             cache_dir=work / "cache",
             progress=False,
         )  # fmt: skip
-        parameters = sum(p.numel() for p in features.bilm.parameters())
+        parameters = sum(p.numel() for p in features.bilm().parameters())
         started, cpu_started = time.perf_counter(), time.process_time()
         features.source(sentences)
         seconds = time.perf_counter() - started

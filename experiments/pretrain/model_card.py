@@ -21,6 +21,12 @@ from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
 COMMAND = "PYTHON=.venv/bin/python RUN=<run folder> bash experiments/pretrain/train_clean.sh"
 
 
+def optimizer_name(optimizer: dict) -> str:
+    """The optimizer as the card names it: adam, adagrad, ... (from its ``_target_``, or from the
+    ``name`` that configs before ``_target_`` gave)."""
+    return optimizer.get("name") or optimizer["_target_"].rsplit(".", 1)[-1].lower()
+
+
 def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict], note: str = "") -> str:
     """The card's Markdown; `note`: what the run's files do not record (e.g. a schedule changed
     at a resume), a paragraph placed after the command."""
@@ -89,7 +95,7 @@ commercial use of this model.
 | steps | {metrics["steps"]:,} × batch {settings["batch_size"]} streams × {settings["unroll_steps"]} steps |
 | tokens seen | {metrics["tokens_seen"]:,} positions per direction ({metrics["epochs"]:.2f} epochs) |
 | loss | sampled softmax, {settings["n_negative_samples"]} log-uniform negatives per batch; final training loss {log[-1]["loss"]:.2f} |
-| optimizer | {settings["optimizer"]["name"]} lr {settings["optimizer"]["lr"]}, {settings["warmup_steps"]} warm-up steps, {settings["lr_schedule"]} schedule, grad-norm clip {settings["clip_norm"]}, dropout {settings["dropout"]}, seed {settings["seed"]} |
+| optimizer | {optimizer_name(settings["optimizer"])} lr {settings["optimizer"]["lr"]}, {settings["warmup_steps"]} warm-up steps, {settings["lr_schedule"]} schedule, grad-norm clip {settings["clip_norm"]}, dropout {settings["dropout"]}, seed {settings["seed"]} |
 | state | carried through every stream (bilm-tf), except that each stream restarts from a zero state with probability {settings["state_reset_probability"]} per batch, so the model also works from the zero state inference starts from |
 | time | {hours:.2f} h of training on {settings["threads"]} CPU thread(s) (a 2-core machine shared with other jobs; {min(rates):.0f}–{max(rates):.0f} positions/s) |
 | curve | held-out perplexity every {settings["eval_every"]} steps: `experiments/results/bilm_perplexity.csv` (and `.png`) |

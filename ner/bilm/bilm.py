@@ -24,8 +24,10 @@ from ner.bilm.char_ids import BOS_CHAR_IDS, EOS_CHAR_IDS, token_to_char_ids
 from ner.bilm.lstm import BACKWARD, FORWARD, LSTMState, ProjectedBiLSTM, reverse_padded
 from ner.bilm.options import BiLMOptions, OptionsError
 from ner.bilm.weights import count_parameters, read_weights, resolve, write_weights
+from ner.common.batching import length_batches
 
 STATE_MODES = ("warm", "stateless", "stateful")
+DEFAULT_STATE = "warm"  # of the biLM, of training (elmo.state) and of a saved model
 MAX_TOKENS = 8192  # default padded-token budget of a sorted (warm/stateless) batch
 
 # Fixed forever: changing it changes every `warm` output. Plain news-style English, one sentence per
@@ -41,7 +43,7 @@ The team won the match 3-1 and will play in the final next week in London ."""
 class BiLM(nn.Module):
     """Frozen-or-trainable ELMo biLM returning all L + 1 layers with boundaries removed."""
 
-    def __init__(self, options: BiLMOptions, state: str = "warm") -> None:
+    def __init__(self, options: BiLMOptions, state: str = DEFAULT_STATE) -> None:
         super().__init__()
         self.options = options
         self.char_cnn = CharCNN(options)
@@ -82,7 +84,7 @@ class BiLM(nn.Module):
         cls,
         options_file: str | Path,
         weight_file: str | Path,
-        state: str = "warm",
+        state: str = DEFAULT_STATE,
         expected: Mapping[str, Any] | None = None,
     ) -> "BiLM":
         """Load options.json + weights.hdf5 (local paths or http(s) URLs, downloaded once).
@@ -277,28 +279,18 @@ class BiLM(nn.Module):
             raise ValueError(
                 f"batch_size and max_tokens must be >= 1, got {batch_size}, {max_tokens}"
             )
-        indices = list(range(len(sentences)))
-        if self.state == "stateful":
-            return [indices[i : i + batch_size] for i in range(0, len(indices), batch_size)]
-        indices.sort(key=lambda i: -len(sentences[i]))
-        batches: list[list[int]] = []
-        for index in indices:  # longest first: a batch's first sentence is its longest
-            padded = (len(sentences[batches[-1][0]]) + 2) if batches else 0  # with BOS/EOS
-            if not batches or (len(batches[-1]) + 1) * padded > max_tokens:
-                batches.append([index])
-            else:
-                batches[-1].append(index)
-        return batches
+        if self.state == "stateful":  # row r of each batch continues row r of the last one
+            return length_batches([len(s) for s in sentences], batch_size=batch_size, order="given")
+        padded = [len(sentence) + 2 for sentence in sentences]  # with BOS/EOS
+        return length_batches(padded, max_tokens=max_tokens)
 
     def _token_vectors(self, tokens: Sequence[str]) -> torch.Tensor:
         """Char-CNN vectors (N, P) of token strings, computed in length-sorted chunks."""
         weight = self.char_cnn.char_embed.weight
         device = weight.device
-        order = sorted(range(len(tokens)), key=lambda i: len(tokens[i].encode("utf-8", "ignore")))
+        widths = [len(token.encode("utf-8", "ignore")) for token in tokens]
         vectors = weight.new_empty(len(tokens), self.options.projection_dim)
-        chunk = 1024
-        for start in range(0, len(order), chunk):
-            part = order[start : start + chunk]
+        for part in length_batches(widths, batch_size=1024, order="shortest"):
             ids = torch.tensor([token_to_char_ids(tokens[i]) for i in part], device=device)
             vectors[torch.tensor(part, device=device)] = self.char_cnn(ids)
         return vectors

@@ -4,9 +4,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, Field
 
 from ner.common.errors import NerError
+from ner.common.file_schema import STRICT, validate
+from ner.common.files import write_json
 
 
 class OptionsError(NerError, ValueError):
@@ -59,87 +63,19 @@ class BiLMOptions:
     @classmethod
     def from_dict(cls, content: Mapping[str, Any], source: str = "options") -> "BiLMOptions":
         """Validate the options.json structure; every error names the offending key."""
-
-        def get(path: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-            node: Any = content
-            for key in path.split("."):
-                if not isinstance(node, Mapping) or key not in node:
-                    if default is not ...:
-                        return default
-                    raise OptionsError(f"{source}: missing key '{path}'")
-                node = node[key]
-            if node is None and default is None:
-                return None
-            if isinstance(node, bool) != (kind is bool) or not isinstance(node, kind):
-                raise OptionsError(f"{source}: '{path}' = {node!r} has the wrong type")
-            return node
-
-        def positive(path: str) -> int:
-            value = get(path, int)
-            if value <= 0:
-                raise OptionsError(f"{source}: '{path}' must be a positive integer, got {value}")
-            return value
-
-        if not isinstance(content, Mapping):
-            raise OptionsError(f"{source}: expected a JSON object, got {type(content).__name__}")
-        if get("lstm.use_skip_connections", bool, False) is not True:
-            raise OptionsError(
-                f"{source}: unsupported options: 'lstm.use_skip_connections' must be true "
-                "(all published ELMo models use skip connections; AllenNLP refuses others too)"
-            )
-        raw_filters = get("char_cnn.filters", list)
-        filters = []
-        for index, pair in enumerate(raw_filters):
-            if (
-                not isinstance(pair, list | tuple)
-                or len(pair) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in pair)
-            ):
-                raise OptionsError(
-                    f"{source}: 'char_cnn.filters[{index}]' = {pair!r} is not [width, count]"
-                )
-            if pair[0] > 50:
-                raise OptionsError(f"{source}: 'char_cnn.filters[{index}]' is wider than 50 chars")
-            filters.append((pair[0], pair[1]))
-        if not filters:
-            raise OptionsError(f"{source}: 'char_cnn.filters' is empty")
-        max_chars = get("char_cnn.max_characters_per_token", int, 50)
-        if max_chars != 50:
-            raise OptionsError(
-                f"{source}: unsupported options: 'char_cnn.max_characters_per_token' = {max_chars}"
-                " (ELMo character ids are always 50 per token)"
-            )
-        n_characters = get("char_cnn.n_characters", int, 262)
-        if n_characters not in (261, 262):
-            raise OptionsError(
-                f"{source}: 'char_cnn.n_characters' = {n_characters}, expected 262 (or 261)"
-            )
-        activation = get("char_cnn.activation", str, "relu")
-        if activation not in _ACTIVATIONS:
-            raise OptionsError(
-                f"{source}: unsupported options: 'char_cnn.activation' = {activation!r}"
-                f" (expected one of {_ACTIVATIONS})"
-            )
-        n_highway = get("char_cnn.n_highway", int, 0)
-        if n_highway < 0:
-            raise OptionsError(f"{source}: 'char_cnn.n_highway' must be >= 0, got {n_highway}")
-        clips = {}
-        for name in ("cell_clip", "proj_clip"):
-            value = get(f"lstm.{name}", (int, float), None)
-            if value is not None and value < 0:
-                raise OptionsError(f"{source}: 'lstm.{name}' must be >= 0, got {value}")
-            clips[name] = float(value) if value else None  # 0 / null = no clipping (AllenNLP)
+        options = validate(_Options, content, source, OptionsError)
+        lstm, cnn = options.lstm, options.char_cnn
         return cls(
-            char_embedding_dim=positive("char_cnn.embedding.dim"),
-            filters=tuple(filters),
-            n_highway=n_highway,
-            activation=activation,
-            lstm_dim=positive("lstm.dim"),
-            projection_dim=positive("lstm.projection_dim"),
-            n_layers=positive("lstm.n_layers"),
-            cell_clip=clips["cell_clip"],
-            proj_clip=clips["proj_clip"],
-            n_characters=n_characters,
+            char_embedding_dim=cnn.embedding.dim,
+            filters=tuple((width, count) for width, count in cnn.filters),
+            n_highway=cnn.n_highway,
+            activation=cnn.activation,
+            lstm_dim=lstm.dim,
+            projection_dim=lstm.projection_dim,
+            n_layers=lstm.n_layers,
+            cell_clip=float(lstm.cell_clip) if lstm.cell_clip else None,
+            proj_clip=float(lstm.proj_clip) if lstm.proj_clip else None,
+            n_characters=cnn.n_characters,
             source=source,
         )
 
@@ -166,4 +102,70 @@ class BiLMOptions:
 
     def save(self, path: str | Path) -> None:
         """Write options.json."""
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_json(path, self.to_dict(), indent=2)
+
+
+def _one_of(*allowed: Any) -> AfterValidator:
+    def check(value: Any) -> Any:
+        if value not in allowed:
+            raise ValueError(f"not one of {allowed}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _narrow(pair: list[int]) -> list[int]:
+    if pair[0] > 50:
+        raise ValueError("wider than the 50 characters of a token")
+    return pair
+
+
+_Positive = Annotated[int, Field(gt=0, description="a positive integer")]
+_Clip = Annotated[
+    float | None, Field(None, ge=0, description="a number >= 0 (0 or null: no clipping)")
+]
+_Filter = Annotated[list[Annotated[int, Field(gt=0)]], Field(min_length=2, max_length=2)]
+
+
+class _Schema(BaseModel):
+    model_config = STRICT
+
+
+class _Lstm(_Schema):
+    dim: _Positive
+    projection_dim: _Positive
+    n_layers: _Positive
+    cell_clip: _Clip
+    proj_clip: _Clip
+    use_skip_connections: Annotated[bool, _one_of(True)] = Field(
+        description="true (unsupported otherwise: all published ELMo models use skip "
+        "connections; AllenNLP refuses others too)"
+    )
+
+
+class _CharEmbedding(_Schema):
+    dim: _Positive
+
+
+class _CharCnn(_Schema):
+    embedding: _CharEmbedding = Field(description="an object with the 'dim' of characters")
+    filters: list[Annotated[_Filter, AfterValidator(_narrow)]] = Field(
+        min_length=1,
+        description="a non-empty list of [width, count] pairs of positive integers, "
+        "widths at most 50",
+    )
+    n_highway: int = Field(0, ge=0, description="a whole number >= 0")
+    n_characters: Annotated[int, _one_of(261, 262)] = Field(262, description="262 (or 261)")
+    max_characters_per_token: Annotated[int, _one_of(50)] = Field(
+        50, description="50 (unsupported otherwise: ELMo character ids are always 50 per token)"
+    )
+    activation: Annotated[str, _one_of(*_ACTIVATIONS)] = Field(
+        "relu", description=f"one of {', '.join(_ACTIVATIONS)} (unsupported otherwise)"
+    )
+
+
+class _Options(_Schema):
+    """options.json (keys that only training reads, such as ``dropout``, are ignored)."""
+
+    lstm: _Lstm = Field(description="an object with the biLSTM's settings")
+    char_cnn: _CharCnn = Field(description="an object with the character CNN's settings")

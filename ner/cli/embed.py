@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from ner.bilm.bilm import MAX_TOKENS, STATE_MODES
+from ner.bilm.bilm import DEFAULT_STATE, MAX_TOKENS, STATE_MODES
 from ner.cli.options import positive_int
 from ner.common.errors import NerError, report_user_error
 from ner.features.hdf5 import embed_with_files
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--state",
         choices=STATE_MODES,
-        default="warm",
+        default=DEFAULT_STATE,
         help="LSTM state each sentence starts from (default warm; stateful = AllenNLP/bilm-tf)",
     )
     parser.add_argument("--device", default="cpu", help="torch device (default cpu)")

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from ner.common.errors import NerError, exit_for_user
-from ner.common.files import write_json
+from ner.common.files import write_json, write_text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,7 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="write a compact copy of a model folder, with a measured card.json"
     )
     export.add_argument("model", help="a model folder (a run's model/) or a shipped tagger")
-    export.add_argument("target", type=Path, help="the folder to write (replaced if present)")
+    export.add_argument(
+        "target",
+        type=Path,
+        help="the folder to write (replaced if present; its MODEL_CARD.md is kept)",
+    )
     export.add_argument("--corpus", help="score dev/test on this named corpus (default: the run's)")
     export.add_argument("--about", help="one line on what the tagger is, for the card")
     export.add_argument("--licence", help="the training data's licence, for the card")
@@ -61,7 +65,7 @@ def export(args: argparse.Namespace) -> None:
     kept = prose.read_text(encoding="utf-8") if prose.is_file() else None
     tagger.save(args.target, config=config, compact=True, pretrained_source=glove)
     if kept is not None:
-        prose.write_text(kept, encoding="utf-8")
+        write_text(prose, kept)
     torch.set_num_threads(1)
     compact = Tagger.load(args.target)
     corpus = args.corpus or tagger.config.get("data", {}).get("name")

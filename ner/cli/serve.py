@@ -47,8 +47,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--batch-wait-ms",
         type=float,
-        default=5.0,
-        help="how long a micro-batch waits for more requests after its first (milliseconds)",
+        default=0.0,
+        help="a fixed wait of a micro-batch for more requests after its first, in milliseconds "
+        "(default none: a free model takes every request waiting or being prepared)",
     )
     p.add_argument("--max-queue", type=int, default=1024, help="waiting requests before 503s")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a request gets 503")

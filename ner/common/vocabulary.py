@@ -9,6 +9,8 @@ is the id of every item not in the vocabulary.
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from ner.common.files import write_text
+
 PAD = "@@PADDING@@"
 UNK = "@@UNKNOWN@@"
 
@@ -93,4 +95,4 @@ class Vocabulary:
 
     def write_lines(self, path: Path) -> None:
         """Write every item, one a line (bilm-tf's vocabulary file)."""
-        Path(path).write_text("".join(f"{item}\n" for item in self.items), encoding="utf-8")
+        write_text(path, "".join(f"{item}\n" for item in self.items))

@@ -5,7 +5,6 @@ option and `FORMAT_VERSION`, so editing a source file, changing an option or cha
 corpora are prepared gives a new folder; the old one is simply no longer used.
 """
 
-import hashlib
 import json
 import logging
 from collections.abc import Callable
@@ -13,7 +12,8 @@ from pathlib import Path
 
 import datasets
 
-from ner.common.files import atomic_directory, file_lock, write_json
+from ner.common.files import write_json
+from ner.common.keyed_cache import key_digest, open_or_build
 from ner.common.paths import data_dir
 from ner.data.builder import CorpusInfo
 
@@ -23,35 +23,34 @@ FORMAT_VERSION = 1
 
 
 def fingerprint(key: dict) -> str:
-    """A short stable hash of a JSON-serialisable key."""
-    payload = json.dumps({"format": FORMAT_VERSION, **key}, sort_keys=True, default=str)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    """A short stable hash of a JSON-serialisable key (JSON's default separators, as folder
+    names have always been made, so existing caches keep their names)."""
+    return key_digest({"format": FORMAT_VERSION, **key}, length=16, separators=(", ", ": "))
 
 
 def cached_corpus(
     name: str, key: dict, build: Callable[[], tuple[datasets.DatasetDict, CorpusInfo]]
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """Load the prepared corpus for `key` from ``data_dir()/corpora``, building it if needed."""
-    folder = data_dir() / "corpora" / f"{name}-{fingerprint(key)}"
-    if (cached := _load(folder)) is not None:
-        return cached
-    # One process builds (or repairs) the folder; concurrent runs wait and then read it.
-    with file_lock(folder):
-        if (cached := _load(folder)) is not None:
-            return cached
+
+    def save(staging: Path) -> CorpusInfo:
         dataset, info = build()
         bars = datasets.is_progress_bar_enabled()
         datasets.disable_progress_bars()
         try:
-            with atomic_directory(folder, replace=True) as staging:
-                dataset.save_to_disk(str(staging / "arrow"))
-                plain_key = json.loads(json.dumps(key, default=str, sort_keys=True))
-                write_json(staging / "key.json", plain_key)
-                write_json(staging / "info.json", info.to_dict())
+            dataset.save_to_disk(str(staging / "arrow"))
         finally:
             if bars:
                 datasets.enable_progress_bars()
-    return datasets.load_from_disk(str(folder / "arrow")), info
+        write_json(staging / "key.json", json.loads(json.dumps(key, default=str, sort_keys=True)))
+        write_json(staging / "info.json", info.to_dict())
+        return info
+
+    def open_built(folder: Path, info: CorpusInfo) -> tuple[datasets.DatasetDict, CorpusInfo]:
+        return datasets.load_from_disk(str(folder / "arrow")), info
+
+    folder = data_dir() / "corpora" / f"{name}-{fingerprint(key)}"
+    return open_or_build(folder, _load, save, open_built)
 
 
 def _load(folder: Path) -> tuple[datasets.DatasetDict, CorpusInfo] | None:

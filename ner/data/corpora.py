@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import datasets
 
@@ -221,64 +222,100 @@ def prepare_corpus(
     have a fixed format) is an error naming the option and the corpus, never silently dropped.
     """
     given = {k: v for k, v in locals().items() if k != "name_or_path"}  # before any assignment
-    if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
-        raise InputError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
-    labels = check_labels_option(labels)
-    if format is not None and format not in FORMATS:
-        raise InputError(f"unknown format={format!r}; expected one of {', '.join(FORMATS)}")
-    if name_or_path is None and files is None:
-        raise InputError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
-    if name_or_path is None:
-        name_or_path = Path(files["train"]).resolve().parent.name if "train" in files else "corpus"
-    name = str(name_or_path)
-    named = NAMED_CORPORA.get(name) if files is None else None
+    labels = _checked_choices(tag_scheme, labels, format)
+    name, named = _corpus_name(name_or_path, files)
     if lenient is None:
         lenient = bool(named and named.lenient)
     common = {"tag_scheme": tag_scheme, "lenient": lenient}
     if labels is not None:  # detection (None) keeps the cache keys corpora always had
         common["labels"] = labels
-    carving = {"holdout": holdout, "holdout_seed": holdout_seed}
     kind = "hub" if name.startswith("hub:") else "named" if named else "files"
     refuse_unused(kind, name, given)
-    if name.startswith("hub:"):
-        from ner.data.hub import load_hub_corpus
-
-        if not isinstance(tag_column, str) and tag_column != _DEFAULTS["tag_column"]:
-            raise InputError(f"tag_column={tag_column!r}: {name} is a hub dataset; name the column")
-        hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
-        return load_hub_corpus(
-            name[4:],
-            revision=revision,
-            config=hub_config,
-            validation_fraction=validation_fraction,
-            **carving,
-            **hub_tags,
-            **common,
-        )
+    if kind == "hub":
+        return _from_hub(name, given, common)
     if named:
-        if holdout is not None and named.validation_fraction is not None:
-            raise InputError(
-                f"holdout: {name} has its own test split and carves validation from the end of "
-                "train; set validation_fraction instead"
-            )
-        if holdout is not None:
-            raise InputError(f"holdout: {name} has its own validation and test splits")
-        if validation_fraction is not None and named.validation_fraction is None:
-            raise InputError(
-                f"validation_fraction={validation_fraction}: {name} has its own validation split"
-            )
-        if format is not None:
-            raise InputError(f"format={format}: {name} is a named corpus with its own format")
-        return _load_named(
-            name,
-            named,
-            source,
-            nltk_data_url,
-            label_column,
-            validation_fraction=validation_fraction,
-            max_sentence_tokens=max_sentence_tokens,
-            **common,
+        return _from_archive(name, named, given, common)
+    return _from_files(name, given, common)
+
+
+def _checked_choices(tag_scheme: str | None, labels: str | None, format: str | None) -> str | None:
+    """Refuse an unknown tag scheme, labels kind or format; returns the labels kind."""
+    if tag_scheme is not None and tag_scheme.lower() not in SCHEMES:
+        raise InputError(f"unknown tag_scheme {tag_scheme!r}; expected one of {', '.join(SCHEMES)}")
+    labels = check_labels_option(labels)
+    if format is not None and format not in FORMATS:
+        raise InputError(f"unknown format={format!r}; expected one of {', '.join(FORMATS)}")
+    return labels
+
+
+def _corpus_name(
+    name_or_path: str | Path | None, files: Mapping[str, str | Path] | None
+) -> tuple[str, NamedCorpus | None]:
+    """The corpus's name (given `files` alone: the train file's folder's) and, without `files`,
+    its entry in `NAMED_CORPORA` (None for a path or a hub dataset)."""
+    if name_or_path is None and files is None:
+        raise InputError("load_corpus needs a corpus name, a folder, a file or files={split: path}")
+    if name_or_path is None:
+        name_or_path = Path(files["train"]).resolve().parent.name if "train" in files else "corpus"
+    name = str(name_or_path)
+    return name, NAMED_CORPORA.get(name) if files is None else None
+
+
+def _from_hub(
+    name: str, given: Mapping[str, Any], common: dict[str, Any]
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """A ``hub:<dataset>`` corpus (`ner.data.hub`); `given`: `prepare_corpus`'s options."""
+    from ner.data.hub import load_hub_corpus
+
+    tag_column = given["tag_column"]
+    if not isinstance(tag_column, str) and tag_column != _DEFAULTS["tag_column"]:
+        raise InputError(f"tag_column={tag_column!r}: {name} is a hub dataset; name the column")
+    hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
+    return load_hub_corpus(
+        name[4:],
+        revision=given["revision"],
+        config=given["hub_config"],
+        validation_fraction=given["validation_fraction"],
+        holdout=given["holdout"],
+        holdout_seed=given["holdout_seed"],
+        **hub_tags,
+        **common,
+    )
+
+
+def _from_archive(
+    name: str, named: NamedCorpus, given: Mapping[str, Any], common: dict[str, Any]
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """A named corpus, after refusing the splitting and format options it cannot take."""
+    holdout, validation_fraction = given["holdout"], given["validation_fraction"]
+    if holdout is not None and named.validation_fraction is not None:
+        raise InputError(
+            f"holdout: {name} has its own test split and carves validation from the end of "
+            "train; set validation_fraction instead"
         )
+    if holdout is not None:
+        raise InputError(f"holdout: {name} has its own validation and test splits")
+    if validation_fraction is not None and named.validation_fraction is None:
+        raise InputError(
+            f"validation_fraction={validation_fraction}: {name} has its own validation split"
+        )
+    if given["format"] is not None:
+        raise InputError(f"format={given['format']}: {name} is a named corpus with its own format")
+    return _load_named(
+        name,
+        named,
+        given["source"],
+        given["nltk_data_url"],
+        given["label_column"],
+        validation_fraction=validation_fraction,
+        max_sentence_tokens=given["max_sentence_tokens"],
+        **common,
+    )
+
+
+def _split_files(name: str, files: Mapping[str, str | Path] | None) -> tuple[str, dict[str, Path]]:
+    """The corpus's name and its split files: `files` as given, or found from the path `name`
+    (one file: the train split; a folder: `find_split_files`)."""
     if files is None:
         path = Path(name)
         files = {"train": path} if path.is_file() else find_split_files(path)
@@ -289,17 +326,20 @@ def prepare_corpus(
             f"{name}: files must map 'train' and optionally 'validation', 'test' to "
             f"paths; got {sorted(files)}"
         )
-    if format == "conllu":
-        reading = {"label_column": label_column, "encoding": encoding}
-        splitting = {"validation_fraction": validation_fraction, **carving}
-        return _load_conllu(name, files, reading, splitting, common)
+    return name, files
+
+
+def _column_format(name: str, files: Mapping[str, Path], given: Mapping[str, Any]) -> ColumnFormat:
+    """How the column files read: named `columns`, or `token_column`/`tag_column` by number."""
+    separator = given["separator"]
     separator = SEPARATOR_NAMES.get(separator, separator) if separator else None
     reading = {
         "separator": separator,
-        "docstart": docstart,
-        "encoding": encoding,
-        "max_sentence_tokens": max_sentence_tokens,
+        "docstart": given["docstart"],
+        "encoding": given["encoding"],
+        "max_sentence_tokens": given["max_sentence_tokens"],
     }
+    columns, label_column = given["columns"], given["label_column"]
     if columns is None and label_column is not None:
         raise InputError(
             f"{name}: label_column={label_column!r} names a column, but the columns have no "
@@ -307,10 +347,25 @@ def prepare_corpus(
             "with tag_column=N"
         )
     if columns is None:
-        width = first_width(files["train"], separator, docstart, encoding)
-        fmt = ColumnFormat.from_indices(width, token_column, tag_column, **reading)
-    else:
-        fmt = ColumnFormat(columns=relabel(tuple(columns), label_column, name), **reading)
+        width = first_width(files["train"], separator, given["docstart"], given["encoding"])
+        return ColumnFormat.from_indices(
+            width, given["token_column"], given["tag_column"], **reading
+        )
+    return ColumnFormat(columns=relabel(tuple(columns), label_column, name), **reading)
+
+
+def _from_files(
+    name: str, given: Mapping[str, Any], common: dict[str, Any]
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """A corpus of the user's files: CoNLL-U (``format=conllu``) or column files."""
+    name, files = _split_files(name, given["files"])
+    validation_fraction = given["validation_fraction"]
+    carving = {"holdout": given["holdout"], "holdout_seed": given["holdout_seed"]}
+    if given["format"] == "conllu":
+        reading = {"label_column": given["label_column"], "encoding": given["encoding"]}
+        splitting = {"validation_fraction": validation_fraction, **carving}
+        return _load_conllu(name, files, reading, splitting, common)
+    fmt = _column_format(name, files, given)
     key = {
         "files": {split: [str(path.resolve()), sha256_file(path)] for split, path in files.items()},
         "format": asdict(fmt),

@@ -26,9 +26,11 @@ import torch
 from tqdm import tqdm
 
 from ner.bilm.char_ids import batch_to_ids
+from ner.common import keyed_cache
+from ner.common.batching import length_batches
 from ner.common.downloads import sha256_file
 from ner.common.errors import NerError
-from ner.common.files import atomic_directory, file_lock
+from ner.common.files import write_json
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +64,6 @@ def cache_key(
         "batch_size": batch_size,
         "corpus": corpus,
     }
-
-
-def key_digest(key: dict[str, Any]) -> str:
-    """A short, stable name for a cache key."""
-    canonical = json.dumps(key, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
 
 
 class CacheError(NerError, OSError):
@@ -151,26 +147,9 @@ class ElmoFeatureCache:
         return out
 
 
+# Padded tokens per biLM batch (unless a single sentence is longer), so very long sentences
+# run in small batches instead of exhausting memory. The biLM itself has no length limit.
 MAX_BATCH_TOKENS = 4096
-
-
-def _chunks(order: list[int], lengths: np.ndarray, batch_size: int) -> list[list[int]]:
-    """Consecutive groups of at most `batch_size` sentences and (unless a single sentence is
-    longer) at most `MAX_BATCH_TOKENS` padded tokens, so very long sentences run in small
-    batches instead of exhausting memory. The biLM itself has no length limit."""
-    chunks: list[list[int]] = []
-    for index in order:
-        current = chunks[-1] if chunks else None
-        longest = lengths[current[0]] if current else 0
-        if (
-            current
-            and len(current) < batch_size
-            and longest * (len(current) + 1) <= MAX_BATCH_TOKENS
-        ):
-            current.append(index)
-        else:
-            chunks.append([index])
-    return chunks
 
 
 class _LayerFile:
@@ -217,10 +196,11 @@ def _write_entry(
     num_tokens = int(offsets[-1])
     shape = (num_tokens, bilm.num_layers, bilm.output_dim)
     layers_file = _LayerFile(directory / LAYERS, shape)
-    order = [i for i in np.argsort(-lengths, kind="stable").tolist() if lengths[i] > 0]
     bar = tqdm(total=num_tokens, desc="ELMo features", unit="tok", disable=not progress)
     with torch.inference_mode():
-        for chunk in _chunks(order, lengths, batch_size):
+        for chunk in length_batches(
+            lengths, batch_size=batch_size, max_tokens=MAX_BATCH_TOKENS, skip_empty=True
+        ):
             batch = [sentences[i] for i in chunk]
             layers, _ = bilm(batch_to_ids(batch))  # (B, L, T, D)
             check_finite(layers, batch)
@@ -238,7 +218,7 @@ def _write_entry(
         "num_sentences": len(sentences),
         "sha256": sha256_file(directory / LAYERS),
     }
-    (directory / "meta.json").write_text(json.dumps(meta, indent=1))
+    write_json(directory / "meta.json", meta)
 
 
 def _open_entry(directory: Path, key: dict[str, Any], verify: bool) -> ElmoFeatureCache | None:
@@ -271,18 +251,20 @@ def open_or_build(
     Building and repairing happen under a lock on the entry: a concurrent run that needs the
     same entry waits and then reads what the first one built.
     """
-    directory = Path(root) / key_digest(key)
-    if (cache := _open_entry(directory, key, verify)) is not None:
-        return cache
-    try:
-        with file_lock(directory):
-            if (cache := _open_entry(directory, key, verify)) is not None:
-                return cache  # built by another process while we waited
-            with atomic_directory(directory, replace=True) as building:
-                _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
-    except PermissionError as error:
-        raise CacheNotWritableError(
+
+    def build(building: Path) -> None:
+        _write_entry(building, key, sentences, load_bilm(), batch_size, progress)
+
+    def unwritable(error: PermissionError) -> CacheNotWritableError:
+        return CacheNotWritableError(
             f"the ELMo feature cache {root} is not writable, and this corpus has no entry in it "
             f"yet ({error}); make the folder writable or use another (NER_DATA_DIR)"
-        ) from None
-    return ElmoFeatureCache(directory, verify=False)
+        )
+
+    return keyed_cache.open_or_build(
+        Path(root) / keyed_cache.key_digest(key),
+        lambda directory: _open_entry(directory, key, verify),
+        build,
+        lambda directory, _: ElmoFeatureCache(directory, verify=False),
+        unwritable=unwritable,
+    )

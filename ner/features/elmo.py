@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from ner.bilm.bilm import BiLM
+from ner.bilm.bilm import DEFAULT_STATE, BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.options import BiLMOptions
 from ner.bilm.weights import resolve
@@ -54,7 +54,7 @@ class ElmoFeatures:
         self.options_path = resolve(self.options_file, desc="ELMo options")
         self.weight_path = resolve(self.weight_file, desc="ELMo weights")
         self.options = BiLMOptions.from_file(self.options_path)  # a bad file fails here, named
-        self.state = elmo_config.get("state", "warm")
+        self.state = elmo_config.get("state", DEFAULT_STATE)
         self.batch_size = int(elmo_config.get("batch_size", 32))
         self.expected = elmo_config.get("expected")
         self.use_cache, self.verify, self.progress = cache, verify, progress

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ner.bilm.bilm import MAX_TOKENS, BiLM
+from ner.bilm.bilm import DEFAULT_STATE, MAX_TOKENS, BiLM
 from ner.common.errors import InputError, MissingFileError
 from ner.common.files import atomic_path, open_input
 from ner.data.lines import decode_line
@@ -88,7 +88,7 @@ def embed_with_files(
     input_file: Path,
     output_file: Path,
     *,
-    state: str = "warm",
+    state: str = DEFAULT_STATE,
     device: str = "cpu",
     **options: Any,
 ) -> int:

@@ -39,14 +39,17 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import torch
+from pydantic import AfterValidator, BaseModel, Field, create_model, model_validator
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ner.bilm.bilm import DEFAULT_STATE, STATE_MODES
 from ner.common.archives import ArchiveError
 from ner.common.downloads import DownloadRefused, fetch, is_url, sha256_file
+from ner.common.file_schema import STRICT, validate
 from ner.common.files import atomic_directory, write_json
 from ner.common.paths import PRETRAINED_DIR
 from ner.data.labels import TOKENS
@@ -60,7 +63,6 @@ FORMAT_VERSION = 3
 # 1: the manifest has no digest of its own; 3 adds compact folders (float16, package references)
 READABLE_VERSIONS = (1, 2, 3)
 WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
-STATE_MODES = ("warm", "stateless", "stateful")
 # Tensors a compact folder may leave out, each rebuilt on load from one of these pinned sources.
 REBUILDABLE = {"pretrained_words": (GLOVE_6B_50D,)}
 MANIFEST = "archive.json"
@@ -80,7 +82,7 @@ class BiLMFiles:
 
     options: str
     weights: str
-    state: str = "warm"
+    state: str = DEFAULT_STATE
     options_sha256: str | None = None
     weights_sha256: str | None = None
 
@@ -255,7 +257,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
             f"{path} was changed after it was written (its manifest_sha256 does not match its "
             "content): the model cannot be trusted; use an unmodified copy or retrain"
         )
-    _check_fields(path, manifest)
+    validate(_Manifest, manifest, path, ArchiveError)
     return manifest
 
 
@@ -270,90 +272,131 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
-def _relative_file(value: Any) -> bool:
+def _matching(pattern: re.Pattern[str]) -> AfterValidator:
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"does not match {pattern.pattern}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _relative(value: str) -> str:
     """A relative path inside the model directory (no absolute path, no ``..``)."""
-    parts = value.split("/") if isinstance(value, str) else []
-    return bool(parts) and all(_SAFE_NAME.fullmatch(p) and p not in (".", "..") for p in parts)
+    if not all(_SAFE_NAME.fullmatch(p) and p not in (".", "..") for p in value.split("/")):
+        raise ValueError("not a relative path inside the model directory")
+    return value
 
 
-def _check_fields(path: Path, manifest: dict[str, Any]) -> None:
-    """Check every field the loader reads; the error names the field and what it should be."""
-
-    def fail(field: str, expected: str, value: Any) -> None:
-        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-        raise ArchiveError(f"{path}: field '{field}' must be {expected} (found {shown})")
-
-    if not isinstance(manifest.get("package_version", ""), str):
-        fail("package_version", "a string", manifest["package_version"])
-    config = manifest.get("model_config")
-    if not isinstance(config, dict):
-        fail("model_config", "an object of TaggerModel settings", config)
-    tags = config.get("tags")
-    if not (isinstance(tags, list) and tags and all(isinstance(t, str) and t for t in tags)):
-        fail("model_config.tags", "a non-empty list of tag strings", tags)
-    if len(set(tags)) != len(tags):
-        fail("model_config.tags", "a list without repeated tags", tags)
-    vocabularies = manifest.get("vocabularies")
-    if not (
-        isinstance(vocabularies, list)
-        and all(isinstance(v, str) and _SAFE_NAME.fullmatch(v) for v in vocabularies)
-    ):
-        fail("vocabularies", "a list of vocabulary names (letters, digits, _ . -)", vocabularies)
-    if not isinstance(manifest.get("metadata"), dict):
-        fail("metadata", "an object", manifest.get("metadata"))
-    scheme = manifest["metadata"].get("corpus_scheme")
-    if scheme is not None and scheme not in (*SCHEMES, TOKENS):
-        fail("metadata.corpus_scheme", f"one of {', '.join((*SCHEMES, TOKENS))} (or null)", scheme)
-    if manifest.get("weights_dtype", "float32") not in WEIGHT_DTYPES:
-        fail("weights_dtype", f"one of {', '.join(WEIGHT_DTYPES)}", manifest["weights_dtype"])
-    _check_rebuilt(manifest.get("rebuilt", {}), fail)
-    digests = manifest.get("sha256")
-    if not (
-        isinstance(digests, dict)
-        and all(_relative_file(k) and isinstance(v, str) and _DIGEST.fullmatch(v)
-                for k, v in digests.items())
-    ):  # fmt: skip
-        fail("sha256", "an object from relative file names to hex sha256 digests", digests)
-    bilm = manifest.get("bilm")
-    if bilm is None:
-        return
-    if not isinstance(bilm, dict) or bilm.get("state") not in STATE_MODES:
-        fail("bilm.state", f"one of {', '.join(STATE_MODES)} (or bilm null)", bilm)
-    for name in ("options", "weights"):
-        item = bilm.get(name)
-        where = f"bilm.{name}"
-        if not isinstance(item, dict):
-            fail(where, "an object with 'file', 'package' or 'source', and 'sha256'", item)
-        if not (isinstance(item.get("sha256"), str) and _DIGEST.fullmatch(item["sha256"])):
-            fail(f"{where}.sha256", "a 64-digit hex sha256 digest", item.get("sha256"))
-        size = item.get("size", 0)
-        if not (isinstance(size, int) and not isinstance(size, bool) and size >= 0):
-            fail(f"{where}.size", "the file's size in bytes (a whole number)", size)
-        if "file" in item:
-            if not _relative_file(item["file"]):
-                fail(f"{where}.file", "a relative path inside the model directory", item["file"])
-        elif "package" in item:
-            if not _relative_file(item["package"]):
-                fail(f"{where}.package", "a file under ner/pretrained/", item["package"])
-        elif not (isinstance(item.get("source"), str) and item["source"]):
-            fail(f"{where}.source", "a path or URL (or give 'file')", item.get("source"))
+def _distinct(values: list[str]) -> list[str]:
+    if len(set(values)) != len(values):
+        raise ValueError("repeated values")
+    return values
 
 
-def _check_rebuilt(rebuilt: Any, fail: Any) -> None:
-    """The ``rebuilt`` field: tensor name → its pinned source, row count and sha256."""
-    if not isinstance(rebuilt, dict):
-        fail("rebuilt", "an object from tensor names to their sources", rebuilt)
-    for name, entry in rebuilt.items():
-        where = f"rebuilt.{name}"
-        if name not in REBUILDABLE:
-            fail("rebuilt", f"an object with keys among {', '.join(REBUILDABLE)}", name)
-        if not isinstance(entry, dict) or entry.get("source") not in REBUILDABLE[name]:
-            fail(f"{where}.source", f"one of {', '.join(REBUILDABLE[name])}", entry)
-        count = entry.get("count")
-        if not (isinstance(count, int) and not isinstance(count, bool) and count >= 0):
-            fail(f"{where}.count", "the number of rows (a whole number)", count)
-        if not (isinstance(entry.get("sha256"), str) and _DIGEST.fullmatch(entry["sha256"])):
-            fail(f"{where}.sha256", "a 64-digit hex sha256 digest", entry.get("sha256"))
+_Digest = Annotated[str, _matching(_DIGEST), Field(description="a 64-digit hex sha256 digest")]
+_RelativeFile = Annotated[str, AfterValidator(_relative)]
+_Count = Annotated[int, Field(ge=0)]
+
+
+class _Schema(BaseModel):
+    model_config = STRICT
+
+
+class _TaggerSettings(_Schema):
+    """The TaggerModel settings; only the tags are checked here (the rest when it is built)."""
+
+    tags: Annotated[list[Annotated[str, Field(min_length=1)]], AfterValidator(_distinct)] = Field(
+        min_length=1, description="a non-empty list of distinct tag strings"
+    )
+
+
+class _Metadata(_Schema):
+    corpus_scheme: Literal[(*SCHEMES, TOKENS)] | None = Field(  # type: ignore[valid-type]
+        None, description=f"one of {', '.join((*SCHEMES, TOKENS))} (or null)"
+    )
+
+
+class _RebuiltEntry(_Schema):
+    source: str
+    count: _Count = Field(description="the number of rows (a whole number)")
+    sha256: _Digest
+
+
+class _Closed(_Schema, extra="forbid"):
+    pass
+
+
+# Tensor name → its entry, whose source must be one of the name's pinned sources. Here and below,
+# a field whose default is None but whose type does not allow None may be left out, not null.
+_Rebuilt = create_model(
+    "_Rebuilt",
+    __base__=_Closed,
+    **{
+        name: (
+            create_model(
+                f"_Rebuilt_{name}",
+                __base__=_RebuiltEntry,
+                source=(Literal[sources], Field(description=f"one of {', '.join(sources)}")),
+            ),
+            Field(None, description="an object with its source, count and sha256"),
+        )
+        for name, sources in REBUILDABLE.items()
+    },
+)
+
+
+class _BiLMFile(_Schema):
+    """Where one biLM file is: exactly one of `file`, `package` and `source`."""
+
+    file: _RelativeFile = Field(None, description="a relative path inside the model directory")
+    package: _RelativeFile = Field(None, description="a file under ner/pretrained/")
+    source: str = Field(None, min_length=1, description="a path or URL")
+    sha256: _Digest
+    size: _Count = Field(0, description="the file's size in bytes (a whole number)")
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "_BiLMFile":
+        if len({"file", "package", "source"} & self.model_fields_set) != 1:
+            raise ValueError("not exactly one of file, package and source")
+        return self
+
+
+_FILE_ENTRY = "an object with exactly one of 'file', 'package' or 'source', and 'sha256'"
+
+
+class _BiLM(_Schema):
+    state: Literal[STATE_MODES] = Field(  # type: ignore[valid-type]
+        description=f"one of {', '.join(STATE_MODES)} (or bilm null)"
+    )
+    options: _BiLMFile = Field(description=_FILE_ENTRY)
+    weights: _BiLMFile = Field(description=_FILE_ENTRY)
+
+
+class _Manifest(_Schema):
+    """The fields of archive.json that the loader reads (format and versions are checked
+    first, by `read_manifest`)."""
+
+    package_version: str = Field("", description="a string")
+    tagger: _TaggerSettings = Field(
+        alias="model_config", description="an object of TaggerModel settings"
+    )
+    vocabularies: list[Annotated[str, _matching(_SAFE_NAME)]] = Field(
+        description="a list of vocabulary names (letters, digits, _ . -)"
+    )
+    metadata: _Metadata = Field(description="an object")
+    weights_dtype: Literal[tuple(WEIGHT_DTYPES)] = Field(  # type: ignore[valid-type]
+        "float32", description=f"one of {', '.join(WEIGHT_DTYPES)}"
+    )
+    rebuilt: _Rebuilt = Field(  # type: ignore[valid-type]
+        None, description=f"an object with keys among {', '.join(REBUILDABLE)}"
+    )
+    sha256: dict[_RelativeFile, _Digest] = Field(
+        description="an object from relative file names to hex sha256 digests"
+    )
+    bilm: _BiLM | None = Field(
+        None, description="an object with the biLM's state, options and weights (or null)"
+    )
 
 
 def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:

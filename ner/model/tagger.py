@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ner.bilm.bilm import BiLM
+from ner.common.batching import length_batches
 from ner.common.errors import InputError
 from ner.common.packed_words import PackedWords
 from ner.common.precision import product_dtype, warn_if_slow
@@ -595,10 +596,8 @@ class Tagger:
     @torch.inference_mode()
     def _tag_pieces(self, pieces: list[list[str]], batch_size: int) -> list[TaggedSentence]:
         """Decode sentences of at most `max_length` tokens, batched longest first."""
-        order = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
         results: list[TaggedSentence | None] = [None] * len(pieces)
-        for first in range(0, len(order), batch_size):
-            rows = order[first : first + batch_size]
+        for rows in length_batches([len(piece) for piece in pieces], batch_size=batch_size):
             tokens = [pieces[i] for i in rows]
             examples = [self.encoder.encode(r, sentence, None) for r, sentence in enumerate(tokens)]
             layers = None

@@ -6,13 +6,24 @@ Hydra merges the YAML file and the command line into `PretrainConfig` (registere
 options.json layout and is checked by `ner.bilm.options.BiLMOptions`.
 """
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, DictConfig
+from omegaconf import MISSING, DictConfig, OmegaConf
 
 from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, probability
+
+logger = logging.getLogger(__name__)
+
+# What the deprecated `pretrain.optimizer.name` chose, as `_target_` configs (the learning rate
+# comes from `pretrain.optimizer.lr`; bilm-tf's Adagrad starts its accumulator at 1.0).
+NAMED_OPTIMIZERS: dict[str, dict[str, Any]] = {
+    "adam": {"_target_": "torch.optim.Adam", "fused": True},
+    "adagrad": {"_target_": "torch.optim.Adagrad", "initial_accumulator_value": 1.0},
+    "sgd": {"_target_": "torch.optim.SGD"},
+}
 
 
 @dataclass
@@ -34,8 +45,16 @@ class VocabConfig:
 
 @dataclass
 class OptimizerConfig:
-    name: str = one_of("adam", "adagrad", "sgd", default="adam")
+    """A torch optimizer, built for the biLM's parameters with Hydra's ``_target_`` (as
+    ``trainer.optimizer`` is for the tagger); a null argument keeps the optimizer's default, and
+    ``+pretrain.optimizer.KEY=VALUE`` passes one the schema does not name."""
+
+    _target_: str = "torch.optim.Adam"
+    _partial_: bool = True
     lr: float = at_least(0.0, 0.002)
+    fused: bool | None = None  # one kernel for the whole update (Adam, Adagrad, SGD)
+    # Deprecated: one of the presets in `NAMED_OPTIMIZERS`, which then replaces `_target_`.
+    name: str | None = one_of(*NAMED_OPTIMIZERS, default=None)
 
 
 @dataclass
@@ -102,6 +121,35 @@ def validate(cfg: DictConfig) -> None:
     threads = cfg.pretrain.threads
     if threads not in (None, "auto") and not (str(threads).isdigit() and int(threads) > 0):
         raise ConfigError(f"pretrain.threads={threads}: expected a positive number or auto")
+
+
+def preset_overrides(preset: dict[str, Any]) -> list[str]:
+    """The command-line overrides of the default config that build `preset`."""
+    overrides = [f"pretrain.optimizer._target_={preset['_target_']}"]
+    if "fused" not in preset:
+        overrides.append("pretrain.optimizer.fused=null")
+    overrides += [
+        f"+pretrain.optimizer.{key}={value}"
+        for key, value in preset.items()
+        if key not in ("_target_", "fused")
+    ]
+    return overrides
+
+
+def optimizer_config(node: DictConfig) -> dict[str, Any]:
+    """`pretrain.optimizer` as Hydra instantiates it: ``_target_``, ``_partial_`` and the
+    arguments that are not null. The deprecated ``name`` still picks its preset (with its own
+    arguments and `lr`), and a warning names the ``_target_`` to set instead."""
+    config = OmegaConf.to_container(node, resolve=True)
+    name = config.pop("name", None)
+    if name is not None:
+        preset = NAMED_OPTIMIZERS[name]
+        logger.warning(
+            "pretrain.optimizer.name=%s is deprecated: set %s instead",
+            *(name, " ".join(preset_overrides(preset))),
+        )
+        config = {"_partial_": True, "lr": config["lr"], **preset}
+    return {key: value for key, value in config.items() if value is not None}
 
 
 ConfigStore.instance().store(name="pretrain_schema", node=PretrainConfig)

@@ -15,12 +15,13 @@ import logging
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from torch import distributed as dist
 from torch.nn.parallel import DistributedDataParallel
@@ -31,11 +32,13 @@ from ner.bilm.lstm import LSTMState
 from ner.bilm.options import BiLMOptions
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.errors import InputError
+from ner.common.files import write_json
 from ner.common.memory import keep_freed_memory
 from ner.common.paths import data_dir
 from ner.common.precision import training_autocast, training_precision, warn_if_slow
 from ner.common.threads import cpu_threads, pick_device
-from ner.common.wandb_run import start_wandb
+from ner.common.wandb_run import GuardedWandb
+from ner.pretrain.config import optimizer_config
 from ner.pretrain.corpus import CorpusError, EncodedCorpus, encode_corpus
 from ner.pretrain.language_model import BidirectionalLM
 from ner.pretrain.streams import Batch, StreamBatcher
@@ -85,6 +88,12 @@ class Distributed:
         dist.all_gather(parts, tensor.contiguous())
         return torch.cat(parts, dim=dim)
 
+    def close(self) -> None:
+        """Wait for every process, then leave the process group (nothing to do alone)."""
+        if self.world_size > 1:
+            dist.barrier()
+            dist.destroy_process_group()
+
     def agree(self, flag: bool) -> bool:
         """Rank 0's decision, for every process (checkpoint/stop decisions based on wall time)."""
         if self.world_size == 1:
@@ -94,16 +103,9 @@ class Distributed:
         return bool(value.item())
 
 
-def build_optimizer(model: torch.nn.Module, cfg: DictConfig) -> torch.optim.Optimizer:
-    """adam | adagrad (bilm-tf: lr 0.2, initial accumulator 1.0) | sgd."""
-    name, lr = cfg.name, cfg.lr
-    if name == "adam":
-        return torch.optim.Adam(model.parameters(), lr=lr, fused=True)
-    if name == "adagrad":
-        return torch.optim.Adagrad(model.parameters(), lr=lr, initial_accumulator_value=1.0)
-    if name == "sgd":
-        return torch.optim.SGD(model.parameters(), lr=lr)
-    raise ValueError(f"pretrain.optimizer.name={name!r}: expected adam, adagrad or sgd")
+def build_optimizer(model: torch.nn.Module, node: DictConfig) -> torch.optim.Optimizer:
+    """The optimizer `pretrain.optimizer` builds with Hydra (``_target_``) for `model`."""
+    return instantiate(optimizer_config(node))(model.parameters())
 
 
 def lr_factor(step: int, warmup_steps: int, max_steps: int, schedule: str) -> float:
@@ -223,11 +225,298 @@ def setup_process(threads: int | str | None) -> None:
     keep_freed_memory()
 
 
-def train(cfg: DictConfig) -> dict[str, Any] | None:
-    """Train (or resume) a biLM per `cfg`; rank 0 exports it and returns its metrics."""
-    settings = cfg.pretrain
-    setup_process(settings.threads)
-    env = Distributed.setup(settings.device)
+def start_position() -> dict[str, Any]:
+    """Where a new run stands: no step taken, at the start of epoch 0."""
+    return {"step": 0, "epoch": 0, "epoch_step": 0, "elapsed_s": 0.0}
+
+
+@dataclass
+class Clock:
+    """A run's wall time: in all (carried over resumes), since the last checkpoint, and in the
+    current speed window (the steps since the last logged rate, without evaluations)."""
+
+    started: float
+    last_checkpoint: float
+    window_start: float
+    window_steps: int = 0
+
+    @classmethod
+    def resume(cls, elapsed_s: float) -> Clock:
+        now = time.monotonic()
+        return cls(started=now - elapsed_s, last_checkpoint=now, window_start=now)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def window_rate(self, positions_per_step: int) -> float:
+        """Positions per second trained in the current window, which then starts anew."""
+        now = time.monotonic()
+        rate = self.window_steps * positions_per_step / (now - self.window_start)
+        self.window_start, self.window_steps = now, 0
+        return rate
+
+    def checkpoint_due(self, minutes: float) -> bool:
+        return time.monotonic() - self.last_checkpoint > 60 * minutes
+
+
+@dataclass
+class PretrainingRun:
+    """This process's part of a pretraining run: its model, optimizer and streams, and where it
+    stands (`position`, and the LSTM `state` that its rows of the streams carry)."""
+
+    cfg: DictConfig
+    env: Distributed
+    output_dir: Path
+    precision: str
+    corpus: EncodedCorpus
+    vocab_size: int
+    model: BidirectionalLM
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    batcher: StreamBatcher
+    state: LSTMState
+    position: dict[str, Any] = field(default_factory=start_position)
+    wandb: GuardedWandb = field(default_factory=GuardedWandb)
+
+    @classmethod
+    def build(
+        cls, cfg: DictConfig, env: Distributed, output_dir: Path, precision: str
+    ) -> PretrainingRun:
+        """Read the corpus, then build the model, the optimizer and schedule, and the streams."""
+        settings = cfg.pretrain
+        corpus = encode_corpus(
+            list(cfg.corpus.sources), cfg.corpus.heldout_per_mille, cfg.corpus.max_sentence_tokens
+        )
+        vocab_size = vocabulary_size(corpus.train_counts, cfg.vocab.max_size, cfg.vocab.min_count)
+        char_table = batch_to_ids([corpus.types])[0].to(torch.int16)  # (n_types, 50)
+        model = BidirectionalLM(model_options(cfg), vocab_size, char_table, settings.dropout)
+        model = model.to(env.device)
+        if settings.init_from is not None:
+            model.load_bilm_weights(settings.init_from.weights)
+        optimizer = build_optimizer(model, settings.optimizer)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer,
+            lambda s: lr_factor(s, settings.warmup_steps, settings.max_steps, settings.lr_schedule),
+        )
+        heldout_batcher(corpus, cfg)  # fail now, not after training, if the held-out part is small
+        batcher = StreamBatcher(
+            corpus.train,
+            settings.batch_size,
+            settings.unroll_steps,
+            shuffle=True,
+            seed=settings.seed,
+        )
+        state = model.zero_state(settings.batch_size // env.world_size)
+        parts = (corpus, vocab_size, model, optimizer, scheduler, batcher, state)
+        return cls(cfg, env, output_dir, precision, *parts)
+
+    @property
+    def local_streams(self) -> int:
+        """How many of the `batch_size` streams each process trains on."""
+        return self.cfg.pretrain.batch_size // self.env.world_size
+
+    @property
+    def rows(self) -> slice:
+        """This process's rows of the `batch_size` streams."""
+        local = self.local_streams
+        return slice(self.env.rank * local, (self.env.rank + 1) * local)
+
+    @property
+    def positions_per_step(self) -> int:
+        return self.cfg.pretrain.batch_size * self.cfg.pretrain.unroll_steps
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.output_dir / CHECKPOINT
+
+    @property
+    def fingerprint(self) -> dict[str, int]:
+        """What a checkpoint must have been trained on to be resumed."""
+        return {
+            "types": len(self.corpus.types),
+            "vocab_size": self.vocab_size,
+            "train_tokens": self.corpus.train.num_tokens,
+        }
+
+    def resume_if_saved(self) -> str | None:
+        """Continue from the output folder's checkpoint, if there is one; returns the W&B run id
+        it logged to (None: no checkpoint, or no W&B run)."""
+        path = self.checkpoint_path
+        if not path.exists():
+            return None
+        saved = load_checkpoint(path, map_location=self.env.device)
+        if saved["fingerprint"] != self.fingerprint:
+            raise InputError(
+                f"{path} was trained on other data ({saved['fingerprint']}, now "
+                f"{self.fingerprint}): use another pretrain.output_dir"
+            )
+        self.model.load_state_dict(saved["model"])
+        self.optimizer.load_state_dict(saved["optimizer"])
+        self.scheduler.load_state_dict(saved["scheduler"])
+        self.position = saved["position"]
+        rows = self.rows
+        self.state = LSTMState(saved["state_h"][:, :, rows], saved["state_c"][:, :, rows])
+        logger.info("resumed from %s at step %d", path, self.position["step"])
+        return saved.get("wandb_run_id")
+
+    def start_logging(self, resume_id: str | None) -> None:
+        """Open the W&B run on rank 0 when `wandb.project` is set (continuing `resume_id`)."""
+        wandb = self.cfg.wandb
+        if self.env.is_main and wandb.project:
+            config = OmegaConf.to_container(self.cfg, resolve=True)
+            self.wandb.start_run(
+                self.output_dir, config, mode=wandb.mode, project=wandb.project, resume_id=resume_id
+            )
+
+    def save(self) -> None:
+        """Write the checkpoint (every process takes part: rank 0 gathers the carried state)."""
+        h = self.env.gather_rows(self.state.h, dim=2)
+        c = self.env.gather_rows(self.state.c, dim=2)
+        if not self.env.is_main:
+            return
+        payload = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "position": dict(self.position),
+            "state_h": h.cpu(),
+            "state_c": c.cpu(),
+            "fingerprint": self.fingerprint,
+            "config": OmegaConf.to_container(self.cfg, resolve=True),
+            "wandb_run_id": self.wandb.run_id,
+        }
+        save_checkpoint(self.checkpoint_path, payload)
+
+    def step(
+        self, network: torch.nn.Module, batch: Batch
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One training step on this process's rows of `batch`; returns the two directions'
+        losses and the gradient norm."""
+        settings, step = self.cfg.pretrain, self.position["step"]
+        generator = torch.Generator().manual_seed(settings.seed * 1_000_003 + step)
+        # Dropout draws from torch's global generator, seeded per step and process, so that
+        # a resumed run draws the masks an uninterrupted one would have.
+        torch.manual_seed(step_seed(settings.seed, step, self.env.rank))
+        negatives = self.model.softmax.sampler.sample(settings.n_negative_samples, generator)
+        state = reset_rows(
+            self.state, settings.state_reset_probability, generator, settings.batch_size, self.rows
+        )
+        forward_loss, backward_loss, grad_norm, self.state = train_step(
+            network,
+            batch,
+            state,
+            negatives.to(self.env.device),
+            self.optimizer,
+            settings.clip_norm,
+            self.precision,
+        )
+        self.scheduler.step()
+        self.position["step"] += 1
+        self.position["epoch_step"] += 1
+        return forward_loss, backward_loss, grad_norm
+
+    def log_training(
+        self, losses: torch.Tensor, grad_norm: torch.Tensor, clock: Clock, progress: tqdm
+    ) -> None:
+        """The losses (averaged over processes), rate and learning rate: into ``log.jsonl``, the
+        progress bar and W&B (rank 0)."""
+        losses = self.env.mean(losses)
+        rate = clock.window_rate(self.positions_per_step)
+        record = {
+            "step": self.position["step"],
+            "epoch": self.position["epoch"],
+            "loss": float(losses.mean()),
+            "forward_loss": float(losses[0]),
+            "backward_loss": float(losses[1]),
+            "grad_norm": float(grad_norm),
+            "lr": self.scheduler.get_last_lr()[0],
+            "tokens_per_s": rate,
+            "tokens_seen": self.position["step"] * self.positions_per_step,
+            "elapsed_s": self.position["elapsed_s"],
+        }
+        if self.env.is_main:
+            progress.set_postfix(loss=f"{record['loss']:.3f}", tok_s=f"{rate:.0f}")
+            append_json_line(self.output_dir / "log.jsonl", record)
+            self.wandb.log(record, step=self.position["step"])
+
+    def log_heldout(self) -> None:
+        """Evaluate the held-out perplexity into ``heldout.jsonl`` and W&B (rank 0)."""
+        if self.env.is_main:
+            record = heldout_record(self.model, self.corpus, self.cfg, self.position)
+            append_json_line(self.output_dir / HELDOUT_LOG, record)
+            self.wandb.log(record, step=self.position["step"])
+
+    def should_stop(self) -> bool:
+        """Whether `max_steps` or `max_minutes` is reached (rank 0 decides for all)."""
+        settings = self.cfg.pretrain
+        over_time = (
+            settings.max_minutes is not None
+            and self.position["elapsed_s"] > 60 * settings.max_minutes
+        )
+        return self.env.agree(self.position["step"] >= settings.max_steps or over_time)
+
+    def train_steps(self, network: torch.nn.Module) -> None:
+        """Train until `should_stop`, epoch after epoch, logging every `log_every` steps,
+        evaluating every `eval_every` and saving a checkpoint every `checkpoint_minutes`."""
+        settings, position = self.cfg.pretrain, self.position
+        progress = tqdm(
+            total=settings.max_steps,
+            initial=position["step"],
+            disable=not self.env.is_main,
+            unit="step",
+        )
+        clock = Clock.resume(position["elapsed_s"])
+        stop = position["step"] >= settings.max_steps
+        while not stop:
+            for batch in self.batcher.batches(position["epoch"], position["epoch_step"], self.rows):
+                forward_loss, backward_loss, grad_norm = self.step(network, batch)
+                position["elapsed_s"] = clock.elapsed()
+                clock.window_steps += 1
+                progress.update()
+                if position["step"] % settings.log_every == 0:
+                    losses = torch.stack([forward_loss, backward_loss])
+                    self.log_training(losses, grad_norm, clock, progress)
+                if settings.eval_every and position["step"] % settings.eval_every == 0:
+                    self.log_heldout()
+                    clock.window_start = time.monotonic()  # the evaluation is not training speed
+                stop = self.should_stop()
+                if self.env.agree(clock.checkpoint_due(settings.checkpoint_minutes)) and not stop:
+                    self.save()
+                    clock.last_checkpoint = time.monotonic()
+                if stop:
+                    break
+            else:
+                position["epoch"] += 1
+                position["epoch_step"] = 0
+                self.state = self.model.zero_state(self.local_streams)
+        progress.close()
+
+    def export(self) -> dict[str, Any]:
+        """Rank 0: evaluate and export the biLM (`finish`); returns its metrics."""
+        position = self.position
+        epochs = position["epoch"] + position["epoch_step"] / self.batcher.steps_per_epoch
+        metrics = finish(
+            self.model,
+            self.corpus,
+            self.vocab_size,
+            self.cfg,
+            position,
+            epochs,
+            self.output_dir,
+            self.precision,
+        )
+        self.wandb.summarize({f"heldout_ppl_{k}": v for k, v in metrics["perplexity"].items()})
+        return metrics
+
+
+def append_json_line(path: Path, record: dict[str, Any]) -> None:
+    """Append `record` as one line of JSON to `path`."""
+    with path.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(record) + "\n")
+
+
+def output_folder(settings: DictConfig, env: Distributed) -> Path:
+    """`pretrain.output_dir` (created), after checking that the processes share the batch."""
     output_dir = Path(settings.output_dir or data_dir() / "pretrain" / "run")
     output_dir.mkdir(parents=True, exist_ok=True)
     if settings.batch_size % env.world_size:
@@ -235,177 +524,37 @@ def train(cfg: DictConfig) -> dict[str, Any] | None:
             f"pretrain.batch_size={settings.batch_size} is not divisible by "
             f"{env.world_size} processes"
         )
+    return output_dir
+
+
+def data_parallel(model: torch.nn.Module, env: Distributed) -> torch.nn.Module:
+    """`model` itself in one process, wrapped in `DistributedDataParallel` in several."""
+    if env.world_size == 1:
+        return model
+    return DistributedDataParallel(
+        model, device_ids=[env.device] if env.device.type == "cuda" else None
+    )
+
+
+def train(cfg: DictConfig) -> dict[str, Any] | None:
+    """Train (or resume) a biLM per `cfg`; rank 0 exports it and returns its metrics."""
+    settings = cfg.pretrain
+    setup_process(settings.threads)
+    env = Distributed.setup(settings.device)
+    output_dir = output_folder(settings, env)
     torch.manual_seed(settings.seed + env.rank)
     precision = training_precision(settings.precision, env.device)
     warn_if_slow(precision, env.device)
     logger.info("precision %s on %s", precision, env.device)
-
-    corpus = encode_corpus(
-        list(cfg.corpus.sources), cfg.corpus.heldout_per_mille, cfg.corpus.max_sentence_tokens
-    )
-    vocab_size = vocabulary_size(corpus.train_counts, cfg.vocab.max_size, cfg.vocab.min_count)
-    options = model_options(cfg)
-    char_table = batch_to_ids([corpus.types])[0].to(torch.int16)  # (n_types, 50)
-    model = BidirectionalLM(options, vocab_size, char_table, settings.dropout).to(env.device)
-    if settings.init_from is not None:
-        model.load_bilm_weights(settings.init_from.weights)
-    optimizer = build_optimizer(model, settings.optimizer)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda s: lr_factor(s, settings.warmup_steps, settings.max_steps, settings.lr_schedule),
-    )
-    heldout_batcher(corpus, cfg)  # fail now, not after training, if the held-out part is too small
-    batcher = StreamBatcher(
-        corpus.train, settings.batch_size, settings.unroll_steps, shuffle=True, seed=settings.seed
-    )
-    local = settings.batch_size // env.world_size
-    rows = slice(env.rank * local, (env.rank + 1) * local)
-    fingerprint = {
-        "types": len(corpus.types),
-        "vocab_size": vocab_size,
-        "train_tokens": corpus.train.num_tokens,
-    }
-
-    position = {"step": 0, "epoch": 0, "epoch_step": 0, "elapsed_s": 0.0}
-    state = model.zero_state(local)
-    checkpoint_path = output_dir / CHECKPOINT
-    if checkpoint_path.exists():
-        saved = load_checkpoint(checkpoint_path, map_location=env.device)
-        if saved["fingerprint"] != fingerprint:
-            raise InputError(
-                f"{checkpoint_path} was trained on other data ({saved['fingerprint']}, now "
-                f"{fingerprint}): use another pretrain.output_dir"
-            )
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        scheduler.load_state_dict(saved["scheduler"])
-        position = saved["position"]
-        state = LSTMState(saved["state_h"][:, :, rows], saved["state_c"][:, :, rows])
-        logger.info("resumed from %s at step %d", checkpoint_path, position["step"])
-
-    run = model
-    if env.world_size > 1:
-        run = DistributedDataParallel(
-            model, device_ids=[env.device] if env.device.type == "cuda" else None
-        )
-    wandb_run = None
-    if env.is_main and cfg.wandb.project:
-        wandb_run = start_wandb(
-            output_dir,
-            OmegaConf.to_container(cfg, resolve=True),
-            mode=cfg.wandb.mode,
-            project=cfg.wandb.project,
-        )
-
-    def checkpoint() -> None:
-        h = env.gather_rows(state.h, dim=2)
-        c = env.gather_rows(state.c, dim=2)
-        if env.is_main:
-            payload = {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(),
-                "position": dict(position),
-                "state_h": h.cpu(),
-                "state_c": c.cpu(),
-                "fingerprint": fingerprint,
-                "config": OmegaConf.to_container(cfg, resolve=True),
-            }
-            save_checkpoint(checkpoint_path, payload)
-
-    positions_per_step = settings.batch_size * settings.unroll_steps
-    log_path = output_dir / "log.jsonl"
-    progress = tqdm(
-        total=settings.max_steps, initial=position["step"], disable=not env.is_main, unit="step"
-    )
-    started = time.monotonic() - position["elapsed_s"]
-    last_checkpoint = window_start = time.monotonic()
-    window_steps = 0
-    stop = position["step"] >= settings.max_steps
-    while not stop:
-        for batch in batcher.batches(position["epoch"], position["epoch_step"], rows):
-            generator = torch.Generator().manual_seed(settings.seed * 1_000_003 + position["step"])
-            # Dropout draws from torch's global generator, seeded per step and process, so that
-            # a resumed run draws the masks an uninterrupted one would have.
-            torch.manual_seed(step_seed(settings.seed, position["step"], env.rank))
-            negatives = model.softmax.sampler.sample(settings.n_negative_samples, generator)
-            state = reset_rows(
-                state, settings.state_reset_probability, generator, settings.batch_size, rows
-            )
-            forward_loss, backward_loss, grad_norm, state = train_step(
-                run,
-                batch,
-                state,
-                negatives.to(env.device),
-                optimizer,
-                settings.clip_norm,
-                precision,
-            )
-            scheduler.step()
-            position["step"] += 1
-            position["epoch_step"] += 1
-            position["elapsed_s"] = time.monotonic() - started
-            window_steps += 1
-            progress.update()
-            if position["step"] % settings.log_every == 0:
-                losses = env.mean(torch.stack([forward_loss, backward_loss]))
-                rate = window_steps * positions_per_step / (time.monotonic() - window_start)
-                record = {
-                    "step": position["step"],
-                    "epoch": position["epoch"],
-                    "loss": float(losses.mean()),
-                    "forward_loss": float(losses[0]),
-                    "backward_loss": float(losses[1]),
-                    "grad_norm": float(grad_norm),
-                    "lr": scheduler.get_last_lr()[0],
-                    "tokens_per_s": rate,
-                    "tokens_seen": position["step"] * positions_per_step,
-                    "elapsed_s": position["elapsed_s"],
-                }
-                window_start, window_steps = time.monotonic(), 0
-                if env.is_main:
-                    progress.set_postfix(loss=f"{record['loss']:.3f}", tok_s=f"{rate:.0f}")
-                    with log_path.open("a", encoding="utf-8") as log:
-                        log.write(json.dumps(record) + "\n")
-                    if wandb_run is not None:
-                        wandb_run.log(record, step=position["step"])
-            if settings.eval_every and position["step"] % settings.eval_every == 0:
-                if env.is_main:
-                    record = heldout_record(model, corpus, cfg, position)
-                    with (output_dir / HELDOUT_LOG).open("a", encoding="utf-8") as log:
-                        log.write(json.dumps(record) + "\n")
-                    if wandb_run is not None:
-                        wandb_run.log(record, step=position["step"])
-                window_start = time.monotonic()  # the evaluation is not training speed
-            over_time = (
-                settings.max_minutes is not None
-                and position["elapsed_s"] > 60 * settings.max_minutes
-            )
-            stop = env.agree(position["step"] >= settings.max_steps or over_time)
-            due = time.monotonic() - last_checkpoint > 60 * settings.checkpoint_minutes
-            if env.agree(due) and not stop:
-                checkpoint()
-                last_checkpoint = time.monotonic()
-            if stop:
-                break
-        else:
-            position["epoch"] += 1
-            position["epoch_step"] = 0
-            state = model.zero_state(local)
-    progress.close()
-    checkpoint()
-    metrics = None
-    if env.is_main:
-        epochs = position["epoch"] + position["epoch_step"] / batcher.steps_per_epoch
-        metrics = finish(model, corpus, vocab_size, cfg, position, epochs, output_dir, precision)
-        if wandb_run is not None:
-            wandb_run.summary.update(
-                {f"heldout_ppl_{k}": v for k, v in metrics["perplexity"].items()}
-            )
-            wandb_run.finish()
-    if env.world_size > 1:
-        dist.barrier()
-        dist.destroy_process_group()
+    run = PretrainingRun.build(cfg, env, output_dir, precision)
+    resume_id = run.resume_if_saved()
+    network = data_parallel(run.model, env)
+    run.start_logging(resume_id)
+    run.train_steps(network)
+    run.save()
+    metrics = run.export() if env.is_main else None
+    run.wandb.finish()
+    env.close()
     return metrics
 
 
@@ -439,6 +588,6 @@ def finish(
         "heldout_sentences": corpus.heldout.num_sentences,
         "sources": corpus.source_stats,
     }
-    (output_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    write_json(output_dir / "metrics.json", metrics, indent=2)
     logger.info("held-out perplexity forward %.2f backward %.2f", ppl["forward"], ppl["backward"])
     return metrics

@@ -7,13 +7,13 @@ them.
 Markdown file (`insert_into`).
 """
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ner.common.errors import file_error
+from ner.common.files import write_json, write_text
 from ner.reporting.aggregate import markdown, settings_warnings, study_json, summarize
 from ner.reporting.runs import ReportError, group_runs, load_runs
 from ner.reporting.search import Search, find_searches, load_search, search_json
@@ -95,7 +95,7 @@ def insert_into(path: Path, text: str) -> None:
         raise ReportError(f"{path}: needs exactly one {BEGIN} line followed by one {END} line")
     head, rest = content.split(BEGIN)
     _, tail = rest.split(END)
-    path.write_text(f"{head}{BEGIN}\n{text.strip()}\n{END}{tail}", encoding="utf-8")
+    write_text(path, f"{head}{BEGIN}\n{text.strip()}\n{END}{tail}")
 
 
 def write_report(
@@ -119,19 +119,18 @@ def write_report(
     )
     out.mkdir(parents=True, exist_ok=True)
     report = render(summaries, warnings, figures, out, comparisons, searches)
-    (out / "report.md").write_text(report, encoding="utf-8")
+    write_text(out / "report.md", report)
     content = {
         "groups": summaries,
         "comparisons": comparisons,
         "warnings": warnings,
         "searches": [search_json(search, out) for search in searches],
     }
-    (out / "report.json").write_text(json.dumps(content, indent=1), encoding="utf-8")
+    write_json(out / "report.json", content)
     if study_folder:
         study_folder.mkdir(parents=True, exist_ok=True)
         for corpus in sorted({s["corpus"] for s in summaries}):
-            content = json.dumps(study_json(summaries, corpus), indent=1) + "\n"
-            (study_folder / f"{corpus}.json").write_text(content, encoding="utf-8")
+            write_json(study_folder / f"{corpus}.json", study_json(summaries, corpus))
     if insert_into_file:
         tables = render(summaries, warnings, figures, insert_into_file.parent, comparisons)
         insert_into(insert_into_file, tables)

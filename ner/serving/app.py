@@ -39,7 +39,6 @@ from ner.serving.batcher import MicroBatcher, Overloaded
 from ner.serving.hosts import LOOPBACK, HostCheck
 from ner.serving.schema import (
     BiLMInfo,
-    DocumentOut,
     ErrorOut,
     HealthOut,
     InfoOut,
@@ -320,6 +319,8 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
     return texts, documents
 
 
+# A body up to this size is tokenized on the event loop: handing it to a thread costs more.
+INLINE_BODY_BYTES = 4096
 CLIENT_GONE = 499  # the status nginx logs for a client that closed its connection first
 
 
@@ -350,15 +351,45 @@ async def tagged(request: Request, future: Future, timeout: float) -> list[Tagge
     raise HTTPException(503, f"the request was not tagged within {timeout:g} s; retry later")
 
 
-def document_json(result: TaggedText, include_tokens: bool) -> DocumentOut:
-    """A `TaggedText` as the API's document."""
-    record = result.to_json()
+def document_json(result: TaggedText, include_tokens: bool) -> dict[str, Any]:
+    """A `TaggedText` as the API's document (`DocumentOut`, its fields in that order)."""
+    entities = [
+        {
+            "type": e.type,
+            "start": e.start,
+            "end": e.end,
+            "text": e.text,
+            "confidence": round(e.confidence, 6),
+            "token_start": e.token_start,
+            "token_end": e.token_end,
+        }
+        for e in result.entities
+    ]
     tokens = None
     if include_tokens or result.confidences is not None:  # per-token labels: always
+        confidences = result.confidences or [None] * len(result.tokens)
         tokens = [
-            {**token, "tag": tag} for token, tag in zip(record["tokens"], result.tags, strict=True)
+            {
+                "text": token.text,
+                "start": token.start,
+                "end": token.end,
+                "tag": tag,
+                "confidence": None if confidence is None else round(confidence, 6),
+            }
+            for token, tag, confidence in zip(result.tokens, result.tags, confidences, strict=True)
         ]
-    return DocumentOut(text=result.text, entities=record["entities"], tokens=tokens)
+    return {"text": result.text, "entities": entities, "tokens": tokens}
+
+
+def predict_response(results: list[TaggedText], include_tokens: bool) -> Response:
+    """The /predict answer (`PredictResponse`), serialized here rather than validated again
+    against the response model: the documents are built from the tagger's results, so they
+    match it, and checking them cost more than tagging a short text."""
+    documents = [document_json(result, include_tokens) for result in results]
+    body = json.dumps(
+        {"documents": documents}, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    )
+    return Response(body.encode("utf-8"), media_type="application/json")
 
 
 def create_app(
@@ -413,16 +444,21 @@ def create_app(
     async def predict(request: Request) -> PredictResponse:
         """Tag raw text (`text` or `texts`) or pre-tokenized sentences (`tokens`)."""
         check_content_type(request.headers.get("content-type"))
-        parsed = parse_request(await read_body(request, limits.max_body_bytes, limits.read_timeout))
-        texts, documents = await run_in_threadpool(prepare, parsed, limits)
-        try:
-            future = batcher.submit(texts, documents)
-        except Overloaded as error:
-            raise HTTPException(503, f"the server is busy ({error}); retry later") from None
+        body = await read_body(request, limits.max_body_bytes, limits.read_timeout)
+        with batcher.arriving():  # a free model waits for this request to join its batch
+            parsed = parse_request(body)
+            if len(body) <= INLINE_BODY_BYTES:  # tokenized in a fraction of a millisecond
+                texts, documents = prepare(parsed, limits)
+            else:  # a thread, so that the event loop serves other requests meanwhile
+                texts, documents = await run_in_threadpool(prepare, parsed, limits)
+            try:
+                future = batcher.submit(texts, documents)
+            except Overloaded as error:
+                raise HTTPException(503, f"the server is busy ({error}); retry later") from None
         results = await tagged(request, future, limits.timeout)
         if results is None:  # nobody to answer
             return Response(status_code=CLIENT_GONE)  # type: ignore[return-value]
-        return PredictResponse(documents=[document_json(r, parsed.include_tokens) for r in results])
+        return predict_response(results, parsed.include_tokens)  # type: ignore[return-value]
 
     @app.get("/health", response_model=HealthOut)
     async def health() -> HealthOut:

@@ -4,6 +4,8 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
+from ner.common.batching import length_batches
+
 
 @dataclass
 class TaggerBatch:
@@ -56,11 +58,8 @@ class TaggerBatch:
         lengths = self.mask.sum(dim=1)  # (B,)
         if lengths.numel() * int(lengths.max()) <= max_tokens:
             return [self]
-        order = torch.argsort(lengths, descending=True, stable=True)
-        chunks, start = [], 0
-        while start < len(order):
-            longest = max(int(lengths[order[start]]), 1)
-            rows = max(max_tokens // longest, 1)
-            chunks.append(self.select(order[start : start + rows], longest))
-            start += rows
-        return chunks
+        counts = lengths.tolist()
+        return [
+            self.select(torch.tensor(rows, device=lengths.device), max(counts[rows[0]], 1))
+            for rows in length_batches(counts, max_tokens=max_tokens)
+        ]

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ner.bilm.lstm import reverse_padded
+from ner.common.batching import length_order
 from ner.common.precision import active_dtype, fused_lstm_keeps_float32_cell
 
 # One fused call costs about as much as this much of its own arithmetic (0.7 ms per layer and
@@ -26,8 +27,12 @@ CALL_COST_FLOPS = 4e7
 
 def length_groups(lengths: list[int], call_cost: float) -> list[list[int]]:
     """Rows split into groups that minimise Σ (call_cost + rows × longest length): groups of
-    consecutive rows in decreasing length (exact over such splits, O(B²)). lengths: (B,)."""
-    order = sorted(range(len(lengths)), key=lambda row: -lengths[row])
+    consecutive rows in decreasing length (exact over such splits, O(B²)). lengths: (B,).
+
+    Ordered like every other batching (`ner.common.batching`), but cut by least total cost
+    rather than a token budget: the whole batch is in hand, and a fused call's fixed cost makes
+    a greedy budget cut either too many groups or too few."""
+    order = length_order(lengths)
     # best[i]: least cost of the rows order[:i]; start[i]: where the last of those groups begins
     best, start = [0.0] + [float("inf")] * len(order), [0] * (len(order) + 1)
     for end in range(1, len(order) + 1):

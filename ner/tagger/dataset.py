@@ -207,25 +207,6 @@ class Encoder:
         )
 
 
-def bucket_batches(
-    lengths: Sequence[int], batch_size: int, generator: np.random.Generator | None = None
-) -> list[list[int]]:
-    """Batches of sentence indices of similar length.
-
-    Without a generator: sorted by length, longest first (evaluation). With one: lengths are
-    jittered by ±10% noise before sorting so batches vary between epochs, then the batch order
-    is shuffled (training); the result depends only on the generator's seed.
-    """
-    keys = np.asarray(lengths, dtype=np.float64)
-    if generator is not None:
-        keys = keys * generator.uniform(0.9, 1.1, size=len(keys))
-    order = np.argsort(-keys, kind="stable").tolist()
-    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    if generator is not None:
-        batches = [batches[i] for i in generator.permutation(len(batches))]
-    return batches
-
-
 def collate(
     examples: Sequence[Example], elmo: Callable[[list[int]], torch.Tensor] | None = None
 ) -> TaggerBatch:

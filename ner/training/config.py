@@ -13,13 +13,13 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
+from ner.bilm.bilm import DEFAULT_STATE, STATE_MODES
 from ner.bilm.options import BiLMOptions
 from ner.bilm.scalar_mix import MixError, mixed_layers
 from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, share
+from ner.data.tag_schemes import SCHEMES
 from ner.pretrain import pretrained_files
 from ner.tagger.model import WORD_TUNINGS
-
-TAG_SCHEMES = ("iob1", "iob2", "bioes")
 
 
 @dataclass
@@ -37,7 +37,7 @@ class CorpusOptions:
     validation_fraction: float | None = fraction()
     holdout: float | None = fraction()
     holdout_seed: int | None = None
-    tag_scheme: str | None = one_of(*TAG_SCHEMES, default=None)
+    tag_scheme: str | None = one_of(*SCHEMES, default=None)
     lenient: bool | None = None
     source: str | None = None
     nltk_data_url: str | None = None
@@ -136,7 +136,7 @@ class ElmoConfig:
     options_file: str = MISSING  # a path or URL
     weight_file: str = MISSING  # a path or URL
     expected: ExpectedShapes | None = None
-    state: str = one_of("warm", "stateless", "stateful", default="warm")
+    state: str = one_of(*STATE_MODES, default=DEFAULT_STATE)
     batch_size: int = at_least(1, 32)  # sentences per biLM batch when features are computed
     cache: bool = True  # compute the frozen biLM's layers once per corpus and reuse them
     mix: MixConfig = field(default_factory=MixConfig)
@@ -148,7 +148,7 @@ class ModelConfig:
     """The BiLSTM-CRF tagger (`ner.tagger.model.TaggerModel`)."""
 
     _target_: str = "ner.tagger.model.TaggerModel"
-    tag_scheme: str = one_of(*TAG_SCHEMES, default="bioes")  # the scheme the CRF tags in
+    tag_scheme: str = one_of(*SCHEMES, default="bioes")  # the scheme the CRF tags in
     constrain_decoding: bool = True
     crf: bool = True  # false: a softmax per token (per-token labels only)
     dropout: float = fraction(0.5)  # on the embeddings and on the encoder output

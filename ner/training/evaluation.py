@@ -12,13 +12,14 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from ner.common.batching import length_batches
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import tags_to_spans
 from ner.metrics import span_scores, token_scores
 from ner.model.evaluation import evaluate_tagger, write_predictions
 from ner.model.tagger import Tagger
 from ner.tagger.batch import TaggerBatch
-from ner.tagger.dataset import Example, Split, bucket_batches, convert_split
+from ner.tagger.dataset import Example, Split, convert_split
 from ner.tagger.model import TaggerModel
 
 logger = logging.getLogger(__name__)
@@ -38,10 +39,8 @@ def predict_tags(
     model.eval()
     predicted: list[list[str]] = [[] for _ in examples]
     lengths = [len(e.words) for e in examples]
-    nonempty = [i for i, n in enumerate(lengths) if n > 0]
-    batches = bucket_batches([lengths[i] for i in nonempty], batch_size)
-    for positions in tqdm(batches, desc=desc, leave=False, disable=not progress, unit="batch"):
-        indices = [nonempty[p] for p in positions]
+    batches = length_batches(lengths, batch_size=batch_size, skip_empty=True)
+    for indices in tqdm(batches, desc=desc, leave=False, disable=not progress, unit="batch"):
         batch = make_batch([examples[i] for i in indices]).to(device)
         for index, ids in zip(indices, model.decode(batch), strict=True):
             predicted[index] = [model.tags[i] for i in ids]

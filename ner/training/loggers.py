@@ -1,18 +1,16 @@
 """Experiment loggers: W&B (offline by default) and a no-op one. Logging never stops training.
 
-The run starts through `ner.common.wandb_run.start_wandb` (online without a network: offline at
-once). Every W&B call is guarded: the first failure is reported once as a warning and the logger
+The W&B logger is `ner.common.wandb_run.GuardedWandb` (the one biLM pretraining logs through)
+speaking the training loop's logger protocol: online without a network it logs offline at once,
+and every W&B call is guarded: the first failure is reported once as a warning and the logger
 turns itself off, so a broken install, a full disk or a network problem cannot kill a long run.
 `finish()` closes the W&B run so that each Hydra multirun job gets its own run.
 """
 
-import logging
 from pathlib import Path
 from typing import Any
 
-from ner.common.wandb_run import start_wandb
-
-logger = logging.getLogger(__name__)
+from ner.common.wandb_run import GuardedWandb
 
 
 class NullLogger:
@@ -36,7 +34,7 @@ class NullLogger:
         return None
 
 
-class WandbLogger(NullLogger):
+class WandbLogger(GuardedWandb, NullLogger):
     """Weights & Biases logging into ``<run_dir>/wandb/`` (``offline-run-*`` unless online).
 
     project/entity/group/tags/name: the usual W&B run fields; mode: "offline" (default),
@@ -60,24 +58,15 @@ class WandbLogger(NullLogger):
             "tags": list(tags) if tags else None,
             "name": name,
         }
-        self.run: Any = None
-
-    def _guard(self, action: str, function, *args, **kwargs) -> None:
-        if self.run is None:
-            return
-        try:
-            function(*args, **kwargs)
-        except Exception as error:  # logging must never stop training
-            logger.warning("W&B %s failed, W&B logging is off for this run: %s", action, error)
-            self.run = None
+        super().__init__()
 
     def start(self, run_dir: Path, config: dict[str, Any], resume_id: str | None = None) -> None:
         """Open a W&B run under `run_dir` (continuing `resume_id` when given)."""
-        self.run = start_wandb(run_dir, config, resume_id=resume_id, **self.settings)
+        self.start_run(run_dir, config, resume_id=resume_id, **self.settings)
 
     def log_epoch(self, epoch: int, metrics: dict[str, float]) -> None:
         """Log one epoch's loss, dev scores, learning rate and mix weights."""
-        self._guard("log", lambda: self.run.log({"epoch": epoch, **metrics}))
+        self.log({"epoch": epoch, **metrics})
 
     def log_final(self, results: dict[str, Any]) -> None:
         """Test/dev scores in the summary and a per-type (per-label) table per split."""
@@ -106,14 +95,4 @@ class WandbLogger(NullLogger):
                     table.add_data(kind, row["precision"], row["recall"], row["f1"], row["support"])
                 self.run.log({f"{split}/per_type": table})
 
-        self._guard("final log", final)
-
-    def finish(self) -> None:
-        """Close the run (flushes the offline files)."""
-        self._guard("finish", lambda: self.run.finish())
-        self.run = None
-
-    @property
-    def run_id(self) -> str | None:
-        """The W&B run id, kept in checkpoints so that a resumed run continues it."""
-        return getattr(self.run, "id", None)
+        self.guard("final log", final)

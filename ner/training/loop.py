@@ -23,11 +23,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ner.common.batching import length_batches
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.errors import NerError
 from ner.common.memory import release_free_memory
 from ner.tagger.batch import TaggerBatch
-from ner.tagger.dataset import Example, bucket_batches
+from ner.tagger.dataset import Example
 from ner.tagger.model import TaggerModel
 from ner.training.interrupt import StopRequest, TrainingInterrupted, stop_requests
 from ner.training.loggers import NullLogger
@@ -167,7 +168,8 @@ class Trainer:
         that it stays comparable across `mix_l2` settings) and the number of tokens. An epoch
         interrupted by a signal continues at the batch after the last one it finished."""
         generator = np.random.default_rng([self.seed, self.state.epoch])
-        batches = bucket_batches([len(e.words) for e in examples], self.batch_size, generator)
+        lengths = [len(e.words) for e in examples]
+        batches = length_batches(lengths, batch_size=self.batch_size, generator=generator)
         self.model.train()
         done = self.state.epoch_batches  # > 0 when resuming an interrupted epoch
         total_loss, total_tokens = self.state.epoch_loss, self.state.epoch_tokens
@@ -263,51 +265,7 @@ class Trainer:
             disable=not self.progress,
         )
         while self.state.epoch < self.max_epochs and not self.state.stopped_early:
-            started = time.perf_counter()
-            learning_rate = self.optimizer.param_groups[0]["lr"]  # the rate this epoch uses
-            loss, tokens = self._train_epoch(examples, make_batch)
-            release_free_memory()  # scoring dev starts from a heap without the epoch's holes
-            trained = time.perf_counter()
-            self.state.epoch += 1
-            scores = evaluate_dev(self.model) if self._dev_due() else None
-            release_free_memory()
-            evaluated = time.perf_counter()
-            self.state.train_seconds += trained - started
-            self.state.dev_seconds += evaluated - trained
-            self.state.train_tokens += tokens
-            score = None if scores is None else scores[self.metric]
-            improved = score is not None and score > self.state.best_f1
-            if improved:
-                self.state.best_f1, self.state.best_epoch = score, self.state.epoch
-            self.state.epochs_without_improvement = self.state.epoch - self.state.best_epoch
-            if isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
-                if score is not None:
-                    self.scheduler.step(score)
-            elif self.scheduler is not None:
-                self.scheduler.step()
-            if (
-                scores is not None
-                and self.patience is not None
-                and self.state.epochs_without_improvement >= self.patience
-            ):
-                self.state.stopped_early = True
-            metrics = {
-                "train/loss_per_token": loss / max(tokens, 1),
-                "lr": learning_rate,
-                "train/tokens_per_second": tokens / max(trained - started, 1e-9),
-            }
-            if scores is not None:
-                metrics.update({f"dev/{name}": scores[name] for name in DEV_METRICS[self.metric]})
-            mix = self.model.mix_summary()
-            for layer, weight in zip(mix.get("layers", []), mix.get("weights", []), strict=True):
-                metrics[f"elmo/weight_{layer}"] = weight
-            if mix:
-                metrics["elmo/gamma"] = mix["gamma"]
-            self.state.history.append({"epoch": self.state.epoch, **metrics})
-            if improved:
-                self._checkpoint("best.pt", full=False)
-            self._checkpoint("last.pt", full=True)
-            self.run_logger.log_epoch(self.state.epoch, metrics)
+            metrics, score, seconds = self._epoch(examples, make_batch, evaluate_dev)
             epochs.update(1)
             if self.stop.requested and not self._finished():
                 raise TrainingInterrupted(
@@ -315,21 +273,94 @@ class Trainer:
                     self.stop.signal_number,
                     f"after epoch {self.state.epoch}",
                 )
-            logger.info(
-                "epoch %d/%d  loss/tok %.4f  dev %s %s (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
-                self.state.epoch,
-                self.max_epochs,
-                metrics["train/loss_per_token"],
-                METRIC_NAMES[self.metric],
-                "–" if score is None else f"{score:.2f}",
-                self.state.best_f1,
-                self.state.best_epoch,
-                metrics["train/tokens_per_second"],
-                evaluated - started,
-                "  early stop" if self.state.stopped_early else "",
-            )
+            self._log_epoch_line(metrics, score, seconds)
         epochs.close()
         return self.state
+
+    def _epoch(
+        self,
+        examples: Sequence[Example],
+        make_batch: Callable[[list[Example]], TaggerBatch],
+        evaluate_dev: Callable[[TaggerModel], dict[str, Any]],
+    ) -> tuple[dict[str, float], float | None, float]:
+        """Train one epoch, score dev when due, select and schedule on the score, checkpoint and
+        log; returns the epoch's metrics, its dev score (None: not scored) and its seconds."""
+        started = time.perf_counter()
+        learning_rate = self.optimizer.param_groups[0]["lr"]  # the rate this epoch uses
+        loss, tokens = self._train_epoch(examples, make_batch)
+        release_free_memory()  # scoring dev starts from a heap without the epoch's holes
+        trained = time.perf_counter()
+        self.state.epoch += 1
+        scores = evaluate_dev(self.model) if self._dev_due() else None
+        release_free_memory()
+        evaluated = time.perf_counter()
+        self.state.train_seconds += trained - started
+        self.state.dev_seconds += evaluated - trained
+        self.state.train_tokens += tokens
+        score = None if scores is None else scores[self.metric]
+        improved = self._select(score)
+        metrics = {
+            "train/loss_per_token": loss / max(tokens, 1),
+            "lr": learning_rate,
+            "train/tokens_per_second": tokens / max(trained - started, 1e-9),
+            **self._dev_and_mix_metrics(scores),
+        }
+        self.state.history.append({"epoch": self.state.epoch, **metrics})
+        if improved:
+            self._checkpoint("best.pt", full=False)
+        self._checkpoint("last.pt", full=True)
+        self.run_logger.log_epoch(self.state.epoch, metrics)
+        return metrics, score, evaluated - started
+
+    def _select(self, score: float | None) -> bool:
+        """Take the epoch's dev score (None: not scored): the best epoch, the schedule's step
+        and early stopping; returns whether the score is the best so far."""
+        improved = score is not None and score > self.state.best_f1
+        if improved:
+            self.state.best_f1, self.state.best_epoch = score, self.state.epoch
+        self.state.epochs_without_improvement = self.state.epoch - self.state.best_epoch
+        if isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+            if score is not None:
+                self.scheduler.step(score)
+        elif self.scheduler is not None:
+            self.scheduler.step()
+        if (
+            score is not None
+            and self.patience is not None
+            and self.state.epochs_without_improvement >= self.patience
+        ):
+            self.state.stopped_early = True
+        return improved
+
+    def _dev_and_mix_metrics(self, scores: dict[str, Any] | None) -> dict[str, float]:
+        """The logged dev scores (when scored) and the ELMo mix weights (with ELMo)."""
+        metrics = {}
+        if scores is not None:
+            metrics.update({f"dev/{name}": scores[name] for name in DEV_METRICS[self.metric]})
+        mix = self.model.mix_summary()
+        for layer, weight in zip(mix.get("layers", []), mix.get("weights", []), strict=True):
+            metrics[f"elmo/weight_{layer}"] = weight
+        if mix:
+            metrics["elmo/gamma"] = mix["gamma"]
+        return metrics
+
+    def _log_epoch_line(
+        self, metrics: dict[str, float], score: float | None, seconds: float
+    ) -> None:
+        """One log line per epoch: loss, dev score, the best so far, speed and time."""
+        logger.info(
+            "epoch %d/%d  loss/tok %.4f  dev %s %s (best %.2f @ %d)  %.0f tok/s  %.1fs%s",
+            self.state.epoch,
+            self.max_epochs,
+            metrics["train/loss_per_token"],
+            METRIC_NAMES[self.metric],
+            "–" if score is None else f"{score:.2f}",
+            self.state.best_f1,
+            self.state.best_epoch,
+            metrics["train/tokens_per_second"],
+            seconds,
+            "  early stop" if self.state.stopped_early else "",
+        )
 
     def _dev_due(self) -> bool:
         """Score dev after this epoch (`state.epoch`, counted from 1)?"""

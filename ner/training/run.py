@@ -9,6 +9,8 @@ import logging
 import random
 import subprocess
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from ner.common.paths import checkout_root
 from ner.common.schema import ConfigError
 from ner.common.threads import cpu_threads, pick_device
 from ner.data.labels import TOKENS
-from ner.embeddings.pretrained import load_pretrained_words
+from ner.embeddings.pretrained import PretrainedWords, load_pretrained_words
 from ner.features.elmo import ElmoFeatures
 from ner.model.tagger import Tagger, save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
@@ -36,8 +38,8 @@ from ner.training.config import validate
 from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split, score_split
 from ner.training.loggers import NullLogger
-from ner.training.loop import Trainer
-from ner.training.setup import Corpus, bilm_files, encode_split, load_splits
+from ner.training.loop import LoopState, Trainer
+from ner.training.setup import Corpus, EncodedSplit, bilm_files, encode_split, load_splits
 from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
@@ -199,20 +201,31 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     return results
 
 
-def fit_and_evaluate(
-    cfg: DictConfig, run_dir: Path, resuming: bool, run_logger: NullLogger
-) -> dict[str, Any]:
-    """Build data, features and model from `cfg`, train, and score the best epoch."""
-    started = time.perf_counter()
-    commit = git_commit()  # the code that runs, before anyone can commit during a long run
-    device = pick_device(cfg.trainer.device)
-    torch.set_num_threads(cpu_threads(cfg.trainer.num_threads))
-    progress = bool(cfg.progress)
+@dataclass
+class Prepared:
+    """The corpus and what the run builds from it before the model: the model's labels and
+    scheme, the vocabularies, the pretrained word vectors (until the model holds them) and the
+    biLM features."""
 
+    corpus: Corpus
+    tags: list[str]
+    model_scheme: str
+    encoder: Encoder
+    pretrained: PretrainedWords | None
+    elmo: ElmoFeatures | None
+
+    @property
+    def metric(self) -> str:
+        """The dev score that selects the best epoch: accuracy for per-token labels, else F1."""
+        return "accuracy" if self.model_scheme == TOKENS else "f1"
+
+
+def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
+    """Read the corpus, choose the labels, build the vocabularies, load the pretrained words and
+    set up the biLM features."""
     corpus = load_splits(OmegaConf.to_container(cfg.data, resolve=True))
     splits = corpus.splits
     tags, model_scheme = labels_and_scheme(cfg, corpus)
-    metric = "accuracy" if model_scheme == TOKENS else "f1"
     # vocabulary=all: train+dev+test text, AllenNLP's transductive setting (published numbers).
     vocabulary_splits = splits.values() if cfg.embeddings.vocabulary == "all" else [splits["train"]]
     encoder = Encoder.build(
@@ -239,39 +252,75 @@ def fit_and_evaluate(
             OmegaConf.to_container(cfg.elmo, resolve=True),
             cache=cfg.elmo.cache,
             device=device,
-            progress=progress,
+            progress=bool(cfg.progress),
         )
-    prepared_at = time.perf_counter()
-    encoded = {
-        name: encode_split(split, encoder, corpus.scheme, model_scheme, elmo)
-        for name, split in splits.items()
-    }
-    features_at = time.perf_counter()
+    return Prepared(corpus, tags, model_scheme, encoder, pretrained, elmo)
 
-    config = model_config(cfg, encoder, elmo)
-    config["tag_scheme"] = model_scheme  # per-token labels: "tokens", whatever model.tag_scheme
+
+def encode_splits(prepared: Prepared) -> dict[str, EncodedSplit]:
+    """Every split as the model's examples (with their biLM layers, computed or cached)."""
+    corpus = prepared.corpus
+    return {
+        name: encode_split(
+            split, prepared.encoder, corpus.scheme, prepared.model_scheme, prepared.elmo
+        )
+        for name, split in corpus.splits.items()
+    }
+
+
+def build_model(
+    cfg: DictConfig, prepared: Prepared, resuming: bool
+) -> tuple[TaggerModel, dict[str, Any]]:
+    """The seeded, initialised model and its config; the pretrained vectors move into it (a
+    resumed run gets them from its checkpoint) and are released from `prepared`."""
+    config = model_config(cfg, prepared.encoder, prepared.elmo)
+    config["tag_scheme"] = prepared.model_scheme  # per-token labels: "tokens", whatever the config
     # Seeded here, after the features: whether the biLM had to be loaded (a cache miss) must
     # not change the model's initialisation or the dropout stream.
     seed_everything(cfg.seed)
     model: TaggerModel = instantiate(cfg.model, _convert_="all", **config)
+    pretrained, prepared.pretrained = prepared.pretrained, None
     if pretrained is not None:
         model.set_pretrained_rows(pretrained.initial, pretrained.found_rows, copy=not resuming)
         if model.pretrained_words is not None and not resuming:  # None: no word beyond training
             model.pretrained_words.copy_(pretrained.vectors)
     del pretrained  # the frozen vectors live on in the model, their words in the encoder
     release_free_memory()  # what reading the corpus and splitting the GloVe table left free
+    return model, config
+
+
+def anchor_weight(cfg: DictConfig) -> float:
+    """The weight of the word anchor penalty: ``embeddings.glove.anchor_weight`` with
+    ``tuning=anchored``, else 0."""
+    glove = cfg.embeddings.glove
+    return float(glove.anchor_weight) if glove and glove.tuning == "anchored" else 0.0
+
+
+def build_trainer(
+    cfg: DictConfig,
+    model: TaggerModel,
+    config: dict[str, Any],
+    prepared: Prepared,
+    run_dir: Path,
+    run_logger: NullLogger,
+    device: torch.device,
+) -> Trainer:
+    """The model on its device, its optimizer and schedule (Hydra ``_target_``), and the training
+    loop around them, with what each checkpoint must hold to rebuild the model."""
     unknown_words = None
-    if glove and cfg.embeddings.unknown_replacement > 0:
+    if cfg.embeddings.glove and cfg.embeddings.unknown_replacement > 0:
         unknown_words = SingletonReplacement.from_sentences(
-            splits["train"].tokens, encoder.words, cfg.embeddings.unknown_replacement
+            prepared.corpus.splits["train"].tokens,
+            prepared.encoder.words,
+            cfg.embeddings.unknown_replacement,
         )
     model.to(device)
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    optimizer = instantiate(cfg.trainer.optimizer)(parameters)
+    optimizer = instantiate(cfg.trainer.optimizer)(
+        [p for p in model.parameters() if p.requires_grad]
+    )
     schedule = cfg.trainer.get("scheduler")
     scheduler = instantiate(schedule)(optimizer) if schedule else None
-
-    trainer = Trainer(
+    return Trainer(
         model,
         optimizer,
         scheduler,
@@ -281,54 +330,83 @@ def fit_and_evaluate(
         eval_every=cfg.trainer.eval_every,
         grad_norm=cfg.trainer.grad_norm,
         max_batch_tokens=cfg.trainer.max_batch_tokens,
-        mix_l2=cfg.elmo.mix.l2 if elmo else 0.0,
-        anchor_weight=glove.anchor_weight if glove and glove.tuning == "anchored" else 0.0,
+        mix_l2=cfg.elmo.mix.l2 if prepared.elmo else 0.0,
+        anchor_weight=anchor_weight(cfg),
         unknown_words=unknown_words,
         batch_size=cfg.data.batch_size,
         seed=cfg.seed,
         run_logger=run_logger,
         extra_state={
             "model_config": config,
-            "encoder": encoder.to_json(),
-            "corpus_scheme": corpus.scheme,
+            "encoder": prepared.encoder.to_json(),
+            "corpus_scheme": prepared.corpus.scheme,
         },
         device=device,
-        progress=progress,
-        metric=metric,
+        progress=bool(cfg.progress),
+        metric=prepared.metric,
     )
-    if resuming:
-        trainer.resume()
 
-    state = trainer.fit(
-        encoded["train"].examples,
-        encoded["train"].make_batch,
-        lambda _: evaluate_split(  # each epoch: F1 or accuracy selects, on the cached layers
+
+def dev_scorer(
+    model: TaggerModel,
+    prepared: Prepared,
+    encoded: dict[str, EncodedSplit],
+    cfg: DictConfig,
+    device: torch.device,
+) -> Callable[[TaggerModel], dict[str, Any]]:
+    """Scores dev after an epoch, on the cached biLM layers: F1 or accuracy selects the epoch."""
+    validation = encoded["validation"]
+
+    def score(_: TaggerModel) -> dict[str, Any]:
+        return evaluate_split(
             model,
-            splits["validation"],
-            encoded["validation"].examples,
-            encoded["validation"].make_batch,
-            corpus_scheme=corpus.scheme,
-            model_scheme=model_scheme,
+            prepared.corpus.splits["validation"],
+            validation.examples,
+            validation.make_batch,
+            corpus_scheme=prepared.corpus.scheme,
+            model_scheme=prepared.model_scheme,
             batch_size=cfg.trainer.eval_batch_size,
             device=device,
-            progress=progress,
-        ),
-    )
+            progress=bool(cfg.progress),
+        )
+
+    return score
+
+
+def evaluate_best_epoch(
+    cfg: DictConfig, model: TaggerModel, prepared: Prepared, run_dir: Path, device: torch.device
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The best epoch's model (``best.pt``) scored on dev and test as ner-predict and
+    ner-evaluate run it (a `Tagger`), writing the predictions; returns the dev and test scores."""
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
-    evaluated_at = time.perf_counter()
-    # The final scores come from the trained model as ner-predict and ner-evaluate run it.
+    corpus = prepared.corpus
     elmo_files = bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None)
-    tagger = Tagger(model, encoder, elmo_files, device=device, corpus_scheme=corpus.scheme)
+    tagger = Tagger(model, prepared.encoder, elmo_files, device=device, corpus_scheme=corpus.scheme)
     dev, test = (
         score_split(
             tagger,
-            splits[name],
+            corpus.splits[name],
             corpus.scheme,
             batch_size=cfg.trainer.eval_batch_size,
             predictions_file=run_dir / f"predictions_{short}.txt",
         )
         for name, short in (("validation", "dev"), ("test", "test"))
     )
+    return dev, test
+
+
+def run_results(
+    cfg: DictConfig,
+    prepared: Prepared,
+    state: LoopState,
+    scores: dict[str, dict[str, Any]],
+    model: TaggerModel,
+    times: dict[str, float],
+    commit: str | None,
+) -> dict[str, Any]:
+    """The content of ``results.json`` (``time_seconds.total`` is added when the run ends)."""
+    corpus, splits = prepared.corpus, prepared.corpus.splits
+    dev, test = scores["dev"], scores["test"]
     warnings = diagnose(
         state.history,
         dev,
@@ -337,7 +415,7 @@ def fit_and_evaluate(
         train_sentences=len(splits["train"].tokens),
         scheme=corpus.scheme,
     )
-    results = {
+    return {
         "dev": dev,
         "test": test,
         "best_epoch": state.best_epoch,
@@ -345,19 +423,19 @@ def fit_and_evaluate(
         "stopped_early": state.stopped_early,
         "seed": cfg.seed,
         "corpus_scheme": corpus.scheme,
-        "model_scheme": model_scheme,
-        "labels": "tokens" if model_scheme == TOKENS else "spans",
-        "metric": metric,
+        "model_scheme": prepared.model_scheme,
+        "labels": "tokens" if prepared.model_scheme == TOKENS else "spans",
+        "metric": prepared.metric,
         "sentences": {name: len(s.tokens) for name, s in splits.items()},
         "tokens": {name: s.num_tokens for name, s in splits.items()},
         "data": corpus.summary,
         "warnings": warnings,
         "time_seconds": {
-            "prepare_data": prepared_at - started,
-            "elmo_features": features_at - prepared_at,
+            "prepare_data": times["prepare_data"],
+            "elmo_features": times["elmo_features"],
             "train": state.train_seconds,
             "dev_eval_during_training": state.dev_seconds,
-            "final_eval": time.perf_counter() - evaluated_at,
+            "final_eval": times["final_eval"],
         },
         "train_tokens_per_second": state.train_tokens / max(state.train_seconds, 1e-9),
         "elmo_mix": model.mix_summary(),
@@ -365,16 +443,54 @@ def fit_and_evaluate(
         "git_commit": commit,
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
-    if metric == "accuracy":
+
+
+def log_best(results: dict[str, Any], run_dir: Path) -> None:
+    """One line: the best epoch and its dev and test scores."""
+    dev, test = results["dev"], results["test"]
+    epochs = (results["best_epoch"], results["epochs_run"])
+    if results["metric"] == "accuracy":
         logger.info(
             "best epoch %d/%d: dev accuracy %.2f, test accuracy %.2f → %s",
-            *(state.best_epoch, state.epoch, dev["accuracy"], test["accuracy"], run_dir),
+            *(*epochs, dev["accuracy"], test["accuracy"], run_dir),
         )
     else:
         logger.info(
             "best epoch %d/%d: dev F1 %.2f, test F1 %.2f (strict %.2f) → %s",
-            *(state.best_epoch, state.epoch, dev["f1"], test["f1"], test["strict"]["f1"]),
-            run_dir,
+            *(*epochs, dev["f1"], test["f1"], test["strict"]["f1"], run_dir),
         )
-    save_model(run_dir, model, encoder, cfg, corpus.scheme)
+
+
+def fit_and_evaluate(
+    cfg: DictConfig, run_dir: Path, resuming: bool, run_logger: NullLogger
+) -> dict[str, Any]:
+    """Build data, features and model from `cfg`, train, and score the best epoch."""
+    started = time.perf_counter()
+    commit = git_commit()  # the code that runs, before anyone can commit during a long run
+    device = pick_device(cfg.trainer.device)
+    torch.set_num_threads(cpu_threads(cfg.trainer.num_threads))
+    prepared = prepare_data(cfg, device)
+    prepared_at = time.perf_counter()
+    encoded = encode_splits(prepared)
+    features_at = time.perf_counter()
+    model, config = build_model(cfg, prepared, resuming)
+    trainer = build_trainer(cfg, model, config, prepared, run_dir, run_logger, device)
+    if resuming:
+        trainer.resume()
+    train_split = encoded["train"]
+    state = trainer.fit(
+        train_split.examples,
+        train_split.make_batch,
+        dev_scorer(model, prepared, encoded, cfg, device),
+    )
+    evaluated_at = time.perf_counter()
+    dev, test = evaluate_best_epoch(cfg, model, prepared, run_dir, device)
+    times = {
+        "prepare_data": prepared_at - started,
+        "elmo_features": features_at - prepared_at,
+        "final_eval": time.perf_counter() - evaluated_at,
+    }
+    results = run_results(cfg, prepared, state, {"dev": dev, "test": test}, model, times, commit)
+    log_best(results, run_dir)
+    save_model(run_dir, model, prepared.encoder, cfg, prepared.corpus.scheme)
     return results

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ner.bilm.bilm import DEFAULT_STATE
 from ner.data import prepare_corpus
 from ner.data.corpora import log_changes
 from ner.data.subsets import fraction_size, nested_subset
@@ -106,5 +107,5 @@ def bilm_files(elmo: dict[str, Any] | None) -> BiLMFiles | None:
     return BiLMFiles(
         options=str(elmo["options_file"]),
         weights=str(elmo["weight_file"]),
-        state=str(elmo.get("state", "warm")),
+        state=str(elmo.get("state", DEFAULT_STATE)),
     )

@@ -111,11 +111,31 @@ def test_truncated_or_corrupt_hdf5_is_reported(files, damage):
             lambda o: o["lstm"].pop("use_skip_connections"),
             "'lstm.use_skip_connections' must be true",
         ),
-        (lambda o: o["lstm"].pop("projection_dim"), "missing key 'lstm.projection_dim'"),
-        (lambda o: o["char_cnn"].update(activation="gelu"), "'char_cnn.activation' = 'gelu'"),
+        (
+            lambda o: o["lstm"].pop("projection_dim"),
+            r"field 'lstm.projection_dim' must be a positive integer \(it is missing\)",
+        ),
+        (
+            lambda o: o["char_cnn"].update(activation="gelu"),
+            r"'char_cnn.activation' must be one of relu, tanh .*\(found 'gelu'\)",
+        ),
         (lambda o: o["char_cnn"].update(max_characters_per_token=30), "max_characters_per_token"),
-        (lambda o: o["char_cnn"]["filters"].append([3]), r"'char_cnn.filters\[5\]' = \[3\]"),
-        (lambda o: o["lstm"].update(n_layers="2"), "'lstm.n_layers' = '2' has the wrong type"),
+        (
+            lambda o: o["char_cnn"]["filters"].append([3]),
+            r"'char_cnn.filters' must be .*\[width, count\] pairs.*\(found \[3\]\)",
+        ),
+        (
+            lambda o: o["char_cnn"]["filters"].append([51, 2]),
+            r"'char_cnn.filters' must be .*widths at most 50 \(found \[51, 2\]\)",
+        ),
+        (
+            lambda o: o["lstm"].update(n_layers="2"),
+            r"'lstm.n_layers' must be a positive integer \(found '2'\)",
+        ),
+        (
+            lambda o: o["lstm"].update(use_skip_connections=1),
+            "'lstm.use_skip_connections' must be true",
+        ),
         (lambda o: o["lstm"].update(dim=0), "'lstm.dim' must be a positive integer"),
     ],
 )

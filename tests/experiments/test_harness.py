@@ -60,8 +60,9 @@ def test_setups_take_turns_in_fresh_processes_each_importing_ner_from_its_tree(t
     trees = {name: fake_tree(tmp_path / name, name) for name in ("old", "new")}
     script = tmp_path / "measure.py"
     script.write_text(
-        "import json, os, sys, ner\n"
+        "import json, os, sys, time, ner\n"
         "print('progress')\n"
+        "time.sleep(0.3)  # long enough for the peak-memory sampler to see the process\n"
         "print(json.dumps({'version': ner.VERSION, 'rate': float(sys.argv[1]),"
         " 'threads': os.environ['OMP_NUM_THREADS']}))\n"
     )

@@ -10,13 +10,14 @@ from fixture_files import FIXTURE
 
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
+from ner.common.batching import length_batches
 from ner.common.downloads import sha256_file
+from ner.common.keyed_cache import key_digest
 from ner.features.cache import (
+    MAX_BATCH_TOKENS,
     NonFiniteFeaturesError,
-    _chunks,
     cache_key,
     corpus_fingerprint,
-    key_digest,
     open_or_build,
 )
 from ner.features.elmo import ElmoFeatures
@@ -144,7 +145,8 @@ def test_leftovers_of_killed_builds_are_removed(tmp_path, bilm):
 
 def test_very_long_sentences_run_in_small_batches(tmp_path, bilm):
     lengths = np.array([5000, 3000, 10, 10, 10])
-    assert _chunks([0, 1, 2, 3, 4], lengths, batch_size=32) == [[0], [1], [2, 3, 4]]
+    batches = length_batches(lengths, batch_size=32, max_tokens=MAX_BATCH_TOKENS)
+    assert batches == [[0], [1], [2, 3, 4]]
     sentences = [["word"] * 5000, ["Paris", "."]]
     cache = open_or_build(
         tmp_path, key_for(sentences), sentences, Loader(bilm), batch_size=2, progress=False

@@ -147,7 +147,7 @@ def test_names_resolve_to_shipped_folders_and_paths_win(
 
 def test_a_shipped_copy_names_no_machine_path() -> None:
     config = {
-        "elmo": {"options_file": "/home/me/ner/pretrained/elmo-small-news/options.json"},
+        "elmo": {"options_file": "/opt/me/ner/pretrained/elmo-small-news/options.json"},
         "files": ["/srv/x/ner/pretrained/elmo-small-news/weights.hdf5", "/data/mine.txt"],
     }
     assert portable_config(config) == {

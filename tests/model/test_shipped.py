@@ -7,6 +7,7 @@ import torch
 
 from ner.cli.models import main as models_main
 from ner.cli.predict import main as predict_main
+from ner.data.corpora import NAMED_CORPORA
 from ner.model.cards import folder_bytes, score_split
 from ner.model.shipped import read_card, shipped_taggers
 from ner.model.tagger import Tagger
@@ -40,8 +41,15 @@ def test_an_unknown_name_is_one_line_listing_the_names(capsys) -> None:
     assert len(err.splitlines()) == 1 and "conll2003" in err and "ner-models list" in err
 
 
+def corpus_source(name: str) -> list[pytest.MarkDecorator]:
+    """A tagger whose corpus comes from nltk_data (not PyPI) is scored only with the mirror."""
+    return [pytest.mark.mirror] if NAMED_CORPORA[read_card(SHIPPED[name])["corpus"]].nltk else []
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(SHIPPED))
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=corpus_source(name)) for name in sorted(SHIPPED)]
+)
 def test_a_shipped_tagger_scores_what_its_card_states(name: str) -> None:
     card = read_card(SHIPPED[name])
     threads = torch.get_num_threads()

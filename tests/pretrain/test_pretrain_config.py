@@ -1,16 +1,19 @@
 """The pretraining config schema: conf/pretrain.yaml composes into typed settings; a wrong
 type or a misspelt key fails while composing, a value out of range before any text is read."""
 
+import logging
 import os
 import subprocess
 import sys
 
 import pytest
+import torch
 from hydra import compose, initialize_config_module
 from hydra.errors import ConfigCompositionException
 
 from ner.common.schema import ConfigError
-from ner.pretrain.config import validate
+from ner.pretrain.config import NAMED_OPTIMIZERS, optimizer_config, preset_overrides, validate
+from ner.pretrain.trainer import build_optimizer
 
 
 def compose_pretrain(*overrides: str):
@@ -88,3 +91,49 @@ def test_ner_pretrain_stops_on_a_bad_value_before_reading_text(tmp_path):
     assert result.returncode == 2
     assert "ner-pretrain: pretrain.batch_size=0: expected a number ≥ 1" in result.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_the_optimizer_is_any_torch_optimizer_built_from_its_target():
+    cfg = compose_pretrain(
+        "pretrain.optimizer._target_=torch.optim.SGD",
+        "pretrain.optimizer.lr=0.5",
+        "pretrain.optimizer.fused=null",
+        "+pretrain.optimizer.momentum=0.9",
+    )
+    validate(cfg)
+    optimizer = build_optimizer(torch.nn.Linear(2, 2), cfg.pretrain.optimizer)
+    assert type(optimizer) is torch.optim.SGD
+    assert optimizer.defaults["lr"] == 0.5 and optimizer.defaults["momentum"] == 0.9
+
+
+def test_the_default_optimizer_is_the_shipped_recipes_fused_adam():
+    optimizer = build_optimizer(torch.nn.Linear(2, 2), compose_pretrain().pretrain.optimizer)
+    assert type(optimizer) is torch.optim.Adam
+    assert optimizer.defaults["lr"] == 0.002 and optimizer.defaults["fused"] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "arguments"),
+    [
+        ("adam", torch.optim.Adam, {"fused": True}),
+        ("adagrad", torch.optim.Adagrad, {"initial_accumulator_value": 1.0, "fused": None}),
+        ("sgd", torch.optim.SGD, {"fused": None}),
+    ],
+)
+def test_the_deprecated_optimizer_name_builds_what_it_built_and_names_the_new_keys(
+    name, kind, arguments, caplog
+):
+    cfg = compose_pretrain(f"pretrain.optimizer.name={name}", "pretrain.optimizer.lr=0.2")
+    validate(cfg)
+    with caplog.at_level(logging.WARNING):
+        optimizer = build_optimizer(torch.nn.Linear(2, 2), cfg.pretrain.optimizer)
+        named = optimizer_config(cfg.pretrain.optimizer)
+    assert type(optimizer) is kind and optimizer.defaults["lr"] == 0.2
+    assert {key: optimizer.defaults[key] for key in arguments} == arguments
+    overrides = preset_overrides(NAMED_OPTIMIZERS[name])
+    assert f"pretrain.optimizer.name={name} is deprecated: set {' '.join(overrides)}" in caplog.text
+    # What the warning says to set instead builds the same optimizer, without a warning.
+    caplog.clear()
+    replacement = compose_pretrain(*overrides, "pretrain.optimizer.lr=0.2").pretrain.optimizer
+    assert optimizer_config(replacement) == named
+    assert "deprecated" not in caplog.text

@@ -105,6 +105,14 @@ def test_wandb_offline_run_gets_the_records(tiny_config, tmp_path: Path) -> None
     train(tiny_config("pretrain.max_steps=2", "wandb.project=ner-test", "wandb.mode=offline"))
     offline = list((run / "wandb").glob("offline-run-*/run-*.wandb"))
     assert len(offline) == 1 and offline[0].stat().st_size > 0
+    # A resumed run continues the same W&B run, whose id the checkpoint keeps.
+    run_id = load_checkpoint(run / "checkpoint.pt")["wandb_run_id"]
+    assert run_id and offline[0].name == f"run-{run_id}.wandb"
+    train(tiny_config("pretrain.max_steps=4", "wandb.project=ner-test", "wandb.mode=offline"))
+    assert load_checkpoint(run / "checkpoint.pt")["wandb_run_id"] == run_id
+    assert {path.name for path in (run / "wandb").glob("offline-run-*/run-*.wandb")} == {
+        f"run-{run_id}.wandb"
+    }
 
 
 @pytest.mark.slow

@@ -39,7 +39,7 @@ def test_options_without_a_needed_key_are_named(bilm_copy, tmp_path):
     options = json.loads((bilm_copy / "options.json").read_text())
     del options["lstm"]["projection_dim"]
     (bilm_copy / "options.json").write_text(json.dumps(options))
-    with pytest.raises(OptionsError, match=r"options\.json: missing key 'lstm\.projection_dim'"):
+    with pytest.raises(OptionsError, match=r"options\.json: field 'lstm\.projection_dim' must be"):
         ElmoFeatures(config(bilm_copy), cache_dir=tmp_path / "cache", progress=False)
 
 

@@ -23,8 +23,9 @@ from tiny_tagger import BILM, FIXTURE, saved_model
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.downloads import fetch
 from ner.common.files import TEMPORARY_MARK, atomic_write, remove_stale_temporaries
+from ner.common.keyed_cache import key_digest
 from ner.common.paths import PROJECT_ROOT
-from ner.features.cache import ElmoFeatureCache, key_digest
+from ner.features.cache import ElmoFeatureCache
 from ner.model.tagger import Tagger
 
 HOST = socket.gethostname().replace("-", "_")

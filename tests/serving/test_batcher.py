@@ -77,6 +77,60 @@ def test_a_failing_request_fails_alone(tagger: Tagger, caplog) -> None:
     assert "a micro-batch of 12 requests failed" in caplog.text
 
 
+def test_a_lone_request_does_not_wait(tagger: Tagger) -> None:
+    """No fixed wait by default, and nothing is expected: a lone request is tagged at once, even
+    when the batcher would wait seconds for requests it expects."""
+    with one_thread():
+        tagger.predict(TEXTS[:1])  # kernels and caches
+        batcher = MicroBatcher(tagger, arrival_wait=5.0, on_idle=None)
+        began = time.monotonic()
+        submit(batcher, TEXTS[:1]).result(timeout=120)
+        took = time.monotonic() - began
+        batcher.close()
+    assert took < 2.5
+
+
+def test_a_free_model_waits_for_requests_being_prepared(tagger: Tagger) -> None:
+    """Right after a batch, a request queued while another is still being prepared (inside
+    `arriving`) waits for it: both are tagged in one batch, though the second comes 0.3 s after
+    the first."""
+    with one_thread():
+        batcher = MicroBatcher(tagger, arrival_wait=5.0, on_idle=None)
+        submit(batcher, TEXTS[2:3]).result(timeout=120)  # the model has just been busy
+        with batcher.arriving():
+            first = submit(batcher, TEXTS[:1])
+            time.sleep(0.3)
+            second = submit(batcher, TEXTS[1:2])
+        answers = [first.result(timeout=120), second.result(timeout=120)]
+        batcher.close()
+    assert [len(answer) for answer in answers] == [1, 1]
+    assert (batcher.requests, batcher.batches) == (3, 2)
+
+
+def test_clients_that_wait_for_their_answers_share_one_batch(tagger: Tagger) -> None:
+    """Eight clients, each sending its next request when it has its answer: after the first
+    batches, a free model waits for the clients it has just answered instead of splitting them
+    into two cohorts that take turns."""
+    rounds = 6
+    with one_thread():
+        batcher = MicroBatcher(tagger, arrival_wait=1.0, on_idle=None)
+
+        def client(number: int) -> None:
+            for index in range(rounds):
+                submit(batcher, [TEXTS[(number + index) % 4]]).result(timeout=120)
+                time.sleep(0.01 * number)  # the answers reach the clients at different times
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        batcher.close()
+    assert batcher.requests == 8 * rounds
+    # one batch per round, and a few to find the load; without the wait: six per round
+    assert batcher.batches <= 2 * rounds
+
+
 def test_bad_settings(tagger: Tagger) -> None:
     with pytest.raises(ValueError, match="must be positive"):
         MicroBatcher(tagger, max_batch_tokens=0)
