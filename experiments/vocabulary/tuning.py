@@ -1,6 +1,6 @@
 """How the GloVe rows should train when the vocabulary comes from the training split alone.
 
-    .venv/bin/python experiments/vocabulary/tuning.py [--epochs 0.02=25 0.05=15] [--seeds 1 2]
+    .venv/bin/python experiments/vocabulary/tuning.py [--epochs 0.02=25 0.05=15] [--seeds 1 2 3]
         [--batch-size 16] [--jobs 2]
 
 Trains GloVe ⊕ char-CNN (``experiment=conll2003_glove``) on nested fractions of the CoNLL-2003
@@ -107,7 +107,7 @@ def summarise(fractions: list[float], seeds: list[int], budget: dict[float, list
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--epochs", nargs="+", default=["0.02=25", "0.05=15"])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=2)
