@@ -157,6 +157,7 @@ def overrides(run: Run, variant_overrides: list[str], extra: list[str]) -> list[
         f"data.train_fraction={run.fraction}",
         *(f"trainer.{key}={value}" for key, value in budget(run.fraction).items()),
         "trainer.num_threads=1",
+        "embeddings.glove.tuning=fine_tune",  # as the recorded runs (before the setting existed)
         "logger=none",
         "progress=false",
         *extra,

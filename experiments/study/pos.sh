@@ -30,7 +30,7 @@ for seed in $SEEDS; do
       fi
       echo "$(date '+%F %T') start $run"
       OMP_NUM_THREADS=1 .venv/bin/python -m ner.cli.train "${args[@]}" logger=none progress=false \
-        trainer.num_threads=1
+        trainer.num_threads=1 embeddings.glove.tuning=fine_tune
       echo "$(date '+%F %T') done $run"
     fi
     .venv/bin/python experiments/study/publish_run.py "$run" "$kept"

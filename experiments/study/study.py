@@ -126,6 +126,8 @@ def overrides(
         "logger=none",
         "progress=false",
     ]
+    if "glove" in job.experiment:  # as the recorded runs (before the setting existed)
+        values.append("embeddings.glove.tuning=fine_tune")
     if job.uses_elmo:
         values.append(f"elmo={elmo}")
     return values + extra

@@ -28,12 +28,14 @@ class PretrainedWords:
     """initial: (V, dim) float32 init of the trained rows (table vectors where found, else
     N(0, σ_table); row 0, padding, zero); found: how many trained words the table has;
     extension: the table's other words (ids after the trained ones), packed: they stay in memory
-    for the whole run; vectors: (E, dim) float16 their vectors."""
+    for the whole run; vectors: (E, dim) float16 their vectors; found_rows: (V,) bool, which
+    trained rows the table has (their count is `found`)."""
 
     initial: torch.Tensor
     found: int
     extension: PackedWords
     vectors: torch.Tensor
+    found_rows: torch.Tensor | None = None
 
 
 def _table_rows(table: VectorTable) -> dict[str, int]:
@@ -75,7 +77,7 @@ def split_table(table: VectorTable, vocabulary: Vocabulary, seed: int) -> Pretra
     initial = torch.where(found.unsqueeze(1), initial, random_rows)
     initial[0] = 0.0
     extension, vectors = _extension(table, rows, vocabulary)
-    return PretrainedWords(initial, int(found.sum()), extension, vectors)
+    return PretrainedWords(initial, int(found.sum()), extension, vectors, found)
 
 
 def extension_digest(words: PackedWords | Vocabulary, vectors: torch.Tensor) -> str:

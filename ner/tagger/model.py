@@ -25,6 +25,9 @@ from ner.tagger.char_encoder import CharCnnEncoder
 from ner.tagger.constraints import allowed_transitions
 from ner.tagger.crf import ConstrainedCRF
 
+# How the word rows initialised from pretrained vectors train (``embeddings.glove.tuning``).
+WORD_TUNINGS = ("fine_tune", "frozen", "anchored", "projected")
+
 
 class TaggerModel(nn.Module):
     """A CRF sequence tagger over concatenated word, character and ELMo features.
@@ -53,6 +56,7 @@ class TaggerModel(nn.Module):
         pretrained_words: int = 0,
         word_dim: int = 50,
         word_trainable: bool = True,
+        word_tuning: str = "fine_tune",
         num_chars: int = 0,
         char_dim: int = 16,
         char_filters: int = 128,
@@ -73,16 +77,27 @@ class TaggerModel(nn.Module):
             name: value for name, value in locals().items() if name not in {"self", "__class__"}
         }
         self.tags = list(tags)
+        if word_tuning not in WORD_TUNINGS:
+            raise ValueError(f"word_tuning={word_tuning!r}: expected one of {WORD_TUNINGS}")
+        self.word_tuning = word_tuning
         input_dim = 0
         self.word_embedding: nn.Embedding | None = None
+        self.word_projection: nn.Linear | None = None
         # (E, word_dim) frozen float16 vectors of the words after the trained ones (saved with
         # the weights; `ner.embeddings.pretrained` fills them)
         self.register_buffer("pretrained_words", None)
+        # Training only, not saved (`set_pretrained_rows`): (V,) which rows have a pretrained
+        # value, and for word_tuning=anchored their (V, word_dim) pretrained values.
+        self.register_buffer("word_pretrained_rows", None, persistent=False)
+        self.register_buffer("word_anchor", None, persistent=False)
         if num_words:
             self.word_embedding = nn.Embedding(num_words, word_dim, padding_idx=0)
             self.word_embedding.weight.requires_grad = word_trainable
             if pretrained_words:
                 self.pretrained_words = torch.zeros(pretrained_words, word_dim, dtype=torch.half)
+            if word_tuning == "projected":
+                self.word_projection = nn.Linear(word_dim, word_dim, bias=False)
+                nn.init.eye_(self.word_projection.weight)
             input_dim += word_dim
         self.char_encoder: CharCnnEncoder | None = None
         if num_chars:
@@ -113,18 +128,60 @@ class TaggerModel(nn.Module):
         masks = allowed_transitions(tag_scheme, self.tags) if constrained else None
         self.crf: ConstrainedCRF | None = ConstrainedCRF(len(self.tags), masks) if crf else None
 
-    def embed_words(self, words: torch.Tensor) -> torch.Tensor:
-        """Word vectors (B, T, word_dim) of ids (B, T): trained rows, then pretrained ones."""
+    def set_pretrained_rows(
+        self, initial: torch.Tensor, found: torch.Tensor, *, copy: bool = True
+    ) -> None:
+        """Prepare the word embedding's training from its pretrained init: initial (V, word_dim),
+        found (V,) bool: which rows hold a pretrained vector. copy: also write `initial` into
+        the rows (False when resuming: the checkpoint holds the trained rows).
+
+        With `word_tuning` ``frozen`` and ``projected`` the found rows get no gradient (the
+        others, the unknown word's included, still train); with ``anchored`` `anchor_penalty`
+        measures how far they moved. Nothing set here is saved: a loaded model needs none."""
         assert self.word_embedding is not None
+        if copy:
+            self.word_embedding.weight.data.copy_(initial)
+        found = found.to(device=self.word_embedding.weight.device, dtype=torch.bool)
+        if self.word_tuning in ("frozen", "projected", "anchored"):
+            self.word_pretrained_rows = found
+        if self.word_tuning == "anchored":
+            self.word_anchor = initial.to(self.word_embedding.weight).clone()
+
+    def anchor_penalty(self) -> torch.Tensor | None:
+        """Summed squared distance of the pretrained rows from their pretrained values (None
+        unless word_tuning=anchored and `set_pretrained_rows` was called)."""
+        if self.word_anchor is None or self.word_embedding is None:
+            return None
+        moved = self.word_embedding.weight - self.word_anchor
+        return moved.pow(2).masked_fill(~self.word_pretrained_rows.unsqueeze(1), 0.0).sum()
+
+    def _word_table(self) -> torch.Tensor:
+        """The trained rows as the lookup sees them: the pretrained ones cut off from the
+        gradient with word_tuning frozen or projected."""
+        assert self.word_embedding is not None
+        weight = self.word_embedding.weight
+        frozen = self.word_tuning in ("frozen", "projected")
+        if frozen and self.word_pretrained_rows is not None and weight.requires_grad:
+            weight = torch.where(self.word_pretrained_rows.unsqueeze(1), weight.detach(), weight)
+        return weight
+
+    def embed_words(self, words: torch.Tensor) -> torch.Tensor:
+        """Word vectors (B, T, word_dim) of ids (B, T): trained rows, then pretrained ones,
+        through `word_projection` when there is one."""
+        assert self.word_embedding is not None
+        table = self._word_table()
         if self.pretrained_words is None:
-            return self.word_embedding(words)
-        trained = self.word_embedding.num_embeddings
-        extra = words >= trained  # (B, T)
-        embedded = self.word_embedding(words.masked_fill(extra, 0))
-        if not bool(extra.any()):
-            return embedded
-        looked_up = self.pretrained_words[(words - trained).clamp(min=0)].to(embedded.dtype)
-        return torch.where(extra.unsqueeze(2), looked_up, embedded)
+            embedded = functional.embedding(words, table, padding_idx=0)
+        else:
+            trained = self.word_embedding.num_embeddings
+            extra = words >= trained  # (B, T)
+            embedded = functional.embedding(words.masked_fill(extra, 0), table, padding_idx=0)
+            if bool(extra.any()):
+                looked_up = self.pretrained_words[(words - trained).clamp(min=0)]
+                embedded = torch.where(extra.unsqueeze(2), looked_up.to(embedded.dtype), embedded)
+        if self.word_projection is not None:
+            embedded = self.word_projection(embedded)
+        return embedded
 
     def features(self, batch: TaggerBatch) -> torch.Tensor:
         """The concatenated, dropped-out input features (B, T, input_dim)."""

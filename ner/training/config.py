@@ -19,6 +19,7 @@ from ner.bilm.scalar_mix import MixError, mixed_layers
 from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, share
 from ner.data.tag_schemes import SCHEMES
 from ner.pretrain import pretrained_files
+from ner.tagger.model import WORD_TUNINGS
 
 
 @dataclass
@@ -69,7 +70,13 @@ class GloveConfig:
     member: str | None = None  # the file inside a .zip that holds several
     sha256: str | None = None  # pins a downloaded source file
     dim: int = at_least(1, 50)
-    trainable: bool = True
+    trainable: bool = True  # false: no word row trains (tuning applies when true)
+    # How the rows initialised from `source` train (rows of words the table lacks always train):
+    # fine_tune: freely; frozen: not at all; anchored: freely, plus anchor_weight × the squared
+    # distance from their pretrained values; projected: not at all, but every word vector (new
+    # words' too) goes through a learned dim × dim map that starts as the identity.
+    tuning: str = one_of(*WORD_TUNINGS, default="projected")
+    anchor_weight: float = at_least(0.0, 0.01)  # with tuning=anchored
 
 
 @dataclass
@@ -219,6 +226,17 @@ def validate(cfg: DictConfig) -> None:
         except MixError as error:
             value = list(mix[error.option])
             raise ConfigError(f"elmo.mix.{error.option}={value}: {error}") from None
+    glove = cfg.embeddings.get("glove")
+    if glove is not None and glove.tuning != "fine_tune" and not glove.source:
+        raise ConfigError(
+            f"embeddings.glove.tuning={glove.tuning}: needs pretrained rows, but "
+            "embeddings.glove.source is null; use embeddings.glove.tuning=fine_tune"
+        )
+    if glove is not None and glove.tuning == "anchored" and not glove.trainable:
+        raise ConfigError(
+            "embeddings.glove.tuning=anchored: anchors rows that train, but "
+            "embeddings.glove.trainable is false"
+        )
     threads = str(cfg.trainer.num_threads)
     if threads != "auto" and not (threads.isdigit() and int(threads) > 0):
         raise ConfigError(

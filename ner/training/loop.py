@@ -95,6 +95,7 @@ class Trainer:
         grad_norm: float | None = None,
         max_batch_tokens: int | None = None,
         mix_l2: float = 0.0,
+        anchor_weight: float = 0.0,
         seed: int = 1,
         unknown_words: SingletonReplacement | None = None,
         run_logger: NullLogger | None = None,
@@ -110,6 +111,7 @@ class Trainer:
         self.checkpoints = Path(run_dir) / "checkpoints"
         self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
         self.mix_l2, self.batch_size, self.seed = mix_l2, batch_size, seed
+        self.anchor_weight = anchor_weight
         self.max_batch_tokens, self.eval_every = max_batch_tokens, eval_every
         self.unknown_words = unknown_words
         self.run_logger = run_logger if run_logger is not None else NullLogger()
@@ -213,7 +215,8 @@ class Trainer:
         return total_loss, total_tokens
 
     def _accumulate_gradients(self, batch: TaggerBatch, batch_number: int) -> float:
-        """Backward of the batch's summed CRF loss plus the mix penalty, chunk by chunk when the
+        """Backward of the batch's summed CRF loss plus the mix penalty and the word anchor
+        penalty (`TaggerModel.anchor_penalty` × `anchor_weight`), chunk by chunk when the
         batch exceeds `max_batch_tokens` (the loss is a sum over sentences, so the chunks'
         gradients add up to the whole batch's); returns the CRF loss."""
         chunks = batch.split(self.max_batch_tokens) if self.max_batch_tokens else [batch]
@@ -224,6 +227,10 @@ class Trainer:
             if position == 0 and self.mix_l2 and self.model.elmo_mix is not None:
                 penalty = self.model.elmo_mix.scalar_parameters.pow(2).sum()
                 objective = loss + self.mix_l2 * penalty  # once per batch
+            if position == 0 and self.anchor_weight:
+                anchor = self.model.anchor_penalty()
+                if anchor is not None:
+                    objective = objective + self.anchor_weight * anchor  # once per batch
             if not torch.isfinite(objective):
                 raise self._diverged("loss", batch_number)
             objective.backward()

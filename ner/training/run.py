@@ -99,6 +99,7 @@ def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -
         num_words=len(encoder.words) if embeddings.glove else 0,
         pretrained_words=len(encoder.pretrained or ()) if embeddings.glove else 0,
         word_trainable=bool(embeddings.glove and embeddings.glove.trainable),
+        word_tuning=embeddings.glove.tuning if embeddings.glove else "fine_tune",
         num_chars=len(encoder.chars) if embeddings.char else 0,
         elmo_dim=elmo.output_dim if elmo is not None else 0,
         elmo_layers=elmo.num_layers if elmo is not None else 3,
@@ -279,13 +280,20 @@ def build_model(
     seed_everything(cfg.seed)
     model: TaggerModel = instantiate(cfg.model, _convert_="all", **config)
     pretrained, prepared.pretrained = prepared.pretrained, None
-    if pretrained is not None and not resuming:
-        model.word_embedding.weight.data.copy_(pretrained.initial)
-        if model.pretrained_words is not None:  # None: the table has no word beyond training
+    if pretrained is not None:
+        model.set_pretrained_rows(pretrained.initial, pretrained.found_rows, copy=not resuming)
+        if model.pretrained_words is not None and not resuming:  # None: no word beyond training
             model.pretrained_words.copy_(pretrained.vectors)
     del pretrained  # the frozen vectors live on in the model, their words in the encoder
     release_free_memory()  # what reading the corpus and splitting the GloVe table left free
     return model, config
+
+
+def anchor_weight(cfg: DictConfig) -> float:
+    """The weight of the word anchor penalty: ``embeddings.glove.anchor_weight`` with
+    ``tuning=anchored``, else 0."""
+    glove = cfg.embeddings.glove
+    return float(glove.anchor_weight) if glove and glove.tuning == "anchored" else 0.0
 
 
 def build_trainer(
@@ -323,6 +331,7 @@ def build_trainer(
         grad_norm=cfg.trainer.grad_norm,
         max_batch_tokens=cfg.trainer.max_batch_tokens,
         mix_l2=cfg.elmo.mix.l2 if prepared.elmo else 0.0,
+        anchor_weight=anchor_weight(cfg),
         unknown_words=unknown_words,
         batch_size=cfg.data.batch_size,
         seed=cfg.seed,

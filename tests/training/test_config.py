@@ -103,6 +103,12 @@ def test_an_unknown_choice_lists_the_available_ones():
             "elmo.mix.fixed_weights=[1.0, 1.0, 1.0]: expected 3 weights (one per mixed layer",
         ),
         ("elmo.mix.fixed_weights=[0.2,0.3,0.5]", None),
+        (
+            "embeddings.glove.tuning=thawed",
+            "embeddings.glove.tuning=thawed: expected one of fine_tune, frozen, anchored, projec",
+        ),
+        ("embeddings.glove.anchor_weight=-1", "embeddings.glove.anchor_weight=-1.0: expected a"),
+        ("embeddings.glove.tuning=projected", None),
     ],
 )
 def test_out_of_range_values_are_rejected_with_key_value_and_expectation(override, message):
@@ -113,6 +119,35 @@ def test_out_of_range_values_are_rejected_with_key_value_and_expectation(overrid
     with pytest.raises(ConfigError) as caught:
         validate(cfg)
     assert str(caught.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["embeddings=words", "embeddings.glove.tuning=frozen"],
+            "embeddings.glove.tuning=frozen: needs pretrained rows, but embeddings.glove.source",
+        ),
+        (
+            ["embeddings.glove.source=null"],  # the glove group's default, projected
+            "embeddings.glove.tuning=projected: needs pretrained rows",
+        ),
+        (
+            ["embeddings.glove.trainable=false", "embeddings.glove.tuning=anchored"],
+            "embeddings.glove.tuning=anchored: anchors rows that train",
+        ),
+    ],
+)
+def test_a_glove_tuning_needs_pretrained_rows(overrides, message):
+    with pytest.raises(ConfigError) as caught:
+        validate(compose_train(*overrides))
+    assert str(caught.value).startswith(message)
+
+
+def test_random_word_rows_fine_tune_and_frozen_glove_rows_may_be_projected():
+    validate(compose_train("embeddings=words"))  # the group sets fine_tune
+    validate(compose_train("embeddings.glove.source=null", "embeddings.glove.tuning=fine_tune"))
+    validate(compose_train("embeddings.glove.trainable=false"))  # projected
 
 
 def test_fixed_mix_weights_need_one_weight_per_mixed_layer():
