@@ -75,7 +75,7 @@ class GloveConfig:
     # fine_tune: freely; frozen: not at all; anchored: freely, plus anchor_weight × the squared
     # distance from their pretrained values; projected: not at all, but every word vector (new
     # words' too) goes through a learned dim × dim map that starts as the identity.
-    tuning: str = one_of(*WORD_TUNINGS, default="projected")
+    tuning: str = one_of(*WORD_TUNINGS, default="fine_tune")
     anchor_weight: float = at_least(0.0, 0.01)  # with tuning=anchored
 
 

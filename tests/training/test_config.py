@@ -129,7 +129,7 @@ def test_out_of_range_values_are_rejected_with_key_value_and_expectation(overrid
             "embeddings.glove.tuning=frozen: needs pretrained rows, but embeddings.glove.source",
         ),
         (
-            ["embeddings.glove.source=null"],  # the glove group's default, projected
+            ["embeddings.glove.source=null", "embeddings.glove.tuning=projected"],
             "embeddings.glove.tuning=projected: needs pretrained rows",
         ),
         (
@@ -147,7 +147,7 @@ def test_a_glove_tuning_needs_pretrained_rows(overrides, message):
 def test_random_word_rows_fine_tune_and_frozen_glove_rows_may_be_projected():
     validate(compose_train("embeddings=words"))  # the group sets fine_tune
     validate(compose_train("embeddings.glove.source=null", "embeddings.glove.tuning=fine_tune"))
-    validate(compose_train("embeddings.glove.trainable=false"))  # projected
+    validate(compose_train("embeddings.glove.trainable=false", "embeddings.glove.tuning=projected"))
 
 
 def test_fixed_mix_weights_need_one_weight_per_mixed_layer():
