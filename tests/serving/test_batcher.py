@@ -25,6 +25,15 @@ def submit(batcher: MicroBatcher, texts: list[str]):
     return batcher.submit(texts, [tokenize_sentences(text) for text in texts])
 
 
+def run_clients(client, count: int) -> None:
+    """Run `client(0)` … `client(count - 1)` in threads at once; return when all are done."""
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def test_concurrent_requests_get_their_own_results(tagger: Tagger) -> None:
     with one_thread():
         results = tagger.predict(TEXTS)
@@ -36,11 +45,7 @@ def test_concurrent_requests_get_their_own_results(tagger: Tagger) -> None:
             texts = [TEXTS[number % 4], TEXTS[(number + 1) % 4]]
             answers[number] = [r.to_json() for r in submit(batcher, texts).result(timeout=120)]
 
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_clients(client, 8)
         batcher.close()
     for number, answer in answers.items():
         assert answer == [expected[TEXTS[number % 4]], expected[TEXTS[(number + 1) % 4]]]
@@ -120,11 +125,7 @@ def test_clients_that_wait_for_their_answers_share_one_batch(tagger: Tagger) -> 
                 submit(batcher, [TEXTS[(number + index) % 4]]).result(timeout=120)
                 time.sleep(0.01 * number)  # the answers reach the clients at different times
 
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_clients(client, 8)
         batcher.close()
     assert batcher.requests == 8 * rounds
     # about one batch per round once the load is found (more on a busy machine, where a client
