@@ -91,13 +91,7 @@ class TaggerModel(nn.Module):
         self.register_buffer("word_pretrained_rows", None, persistent=False)
         self.register_buffer("word_anchor", None, persistent=False)
         if num_words:
-            self.word_embedding = nn.Embedding(num_words, word_dim, padding_idx=0)
-            self.word_embedding.weight.requires_grad = word_trainable
-            if pretrained_words:
-                self.pretrained_words = torch.zeros(pretrained_words, word_dim, dtype=torch.half)
-            if word_tuning == "projected":
-                self.word_projection = nn.Linear(word_dim, word_dim, bias=False)
-                nn.init.eye_(self.word_projection.weight)
+            self._build_words(num_words, pretrained_words, word_dim, word_trainable)
             input_dim += word_dim
         self.char_encoder: CharCnnEncoder | None = None
         if num_chars:
@@ -127,6 +121,18 @@ class TaggerModel(nn.Module):
         constrained = constrain_decoding and tag_scheme != TOKENS
         masks = allowed_transitions(tag_scheme, self.tags) if constrained else None
         self.crf: ConstrainedCRF | None = ConstrainedCRF(len(self.tags), masks) if crf else None
+
+    def _build_words(
+        self, num_words: int, pretrained_words: int, word_dim: int, trainable: bool
+    ) -> None:
+        """The word embedding, the frozen extension's buffer and, for ``projected``, the map."""
+        self.word_embedding = nn.Embedding(num_words, word_dim, padding_idx=0)
+        self.word_embedding.weight.requires_grad = trainable
+        if pretrained_words:
+            self.pretrained_words = torch.zeros(pretrained_words, word_dim, dtype=torch.half)
+        if self.word_tuning == "projected":
+            self.word_projection = nn.Linear(word_dim, word_dim, bias=False)
+            nn.init.eye_(self.word_projection.weight)
 
     def set_pretrained_rows(
         self, initial: torch.Tensor, found: torch.Tensor, *, copy: bool = True
