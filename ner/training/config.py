@@ -155,6 +155,19 @@ class ModelConfig:
     hidden_size: int = at_least(1, 200)
     num_layers: int = at_least(1, 2)
     lstm_dropout: float = fraction(0.5)
+    # The input layers: interpolated from the groups that choose the inputs (embeddings, elmo),
+    # so that this node is the constructor's arguments. The sizes that come from the data (tags,
+    # vocabularies, the biLM's output) are added by the run.
+    word_dim: int = "${oc.select:embeddings.glove.dim,50}"  # type: ignore[assignment]
+    word_trainable: bool = "${oc.select:embeddings.glove.trainable,false}"  # type: ignore[assignment]
+    word_tuning: str = "${oc.select:embeddings.glove.tuning,fine_tune}"
+    char_dim: int = "${oc.select:embeddings.char.dim,16}"  # type: ignore[assignment]
+    char_filters: int = "${oc.select:embeddings.char.filters,128}"  # type: ignore[assignment]
+    char_width: int = "${oc.select:embeddings.char.width,3}"  # type: ignore[assignment]
+    elmo_mix_layers: list[int] | None = "${oc.select:elmo.mix.layers,null}"  # type: ignore[assignment]
+    elmo_fixed_weights: list[float] | None = "${oc.select:elmo.mix.fixed_weights,null}"  # type: ignore[assignment]
+    elmo_layer_norm: bool = "${oc.select:elmo.mix.layer_norm,false}"  # type: ignore[assignment]
+    elmo_dropout: float = "${oc.select:elmo.dropout,0.0}"  # type: ignore[assignment]
 
 
 @dataclass

@@ -34,7 +34,7 @@ from ner.features.elmo import ElmoFeatures
 from ner.model.tagger import Tagger, save_tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
-from ner.training.config import validate
+from ner.training.config import TrainConfig, validate
 from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split, score_split
 from ner.training.loggers import NullLogger
@@ -78,43 +78,18 @@ def git_commit() -> str | None:
     return f"{commit}-dirty" if dirty else commit
 
 
-def elmo_mix_settings(elmo: DictConfig) -> dict[str, Any]:
-    """The `TaggerModel` arguments that the ``elmo`` group sets: the scalar mix and its dropout."""
-    mix = OmegaConf.to_container(elmo.mix, resolve=True)
+def data_sizes(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> dict[str, Any]:
+    """The `TaggerModel` arguments that come from the data, not the config: the tags, the
+    vocabulary sizes and the biLM's output shape (the ``model`` node holds the rest)."""
+    glove = bool(cfg.embeddings.glove)
     return {
-        "elmo_mix_layers": mix["layers"],
-        "elmo_fixed_weights": mix["fixed_weights"],
-        "elmo_layer_norm": mix["layer_norm"],
-        "elmo_dropout": float(elmo.dropout),
+        "tags": encoder.tags,
+        "num_words": len(encoder.words) if glove else 0,
+        "pretrained_words": len(encoder.pretrained or ()) if glove else 0,
+        "num_chars": len(encoder.chars) if cfg.embeddings.char else 0,
+        "elmo_dim": elmo.output_dim if elmo is not None else 0,
+        "elmo_layers": elmo.num_layers if elmo is not None else 3,
     }
-
-
-def model_config(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> dict[str, Any]:
-    """The plain-dict `TaggerModel` config: the model node plus vocabulary-dependent sizes."""
-    embeddings = cfg.embeddings
-    config = OmegaConf.to_container(cfg.model, resolve=True)
-    config.pop("_target_", None)
-    config.update(
-        tags=encoder.tags,
-        num_words=len(encoder.words) if embeddings.glove else 0,
-        pretrained_words=len(encoder.pretrained or ()) if embeddings.glove else 0,
-        word_trainable=bool(embeddings.glove and embeddings.glove.trainable),
-        word_tuning=embeddings.glove.tuning if embeddings.glove else "fine_tune",
-        num_chars=len(encoder.chars) if embeddings.char else 0,
-        elmo_dim=elmo.output_dim if elmo is not None else 0,
-        elmo_layers=elmo.num_layers if elmo is not None else 3,
-    )
-    if cfg.elmo is not None:
-        config.update(elmo_mix_settings(cfg.elmo))
-    if embeddings.glove:
-        config["word_dim"] = int(embeddings.glove.dim)
-    if embeddings.char:
-        config.update(
-            char_dim=embeddings.char.dim,
-            char_filters=embeddings.char.filters,
-            char_width=embeddings.char.width,
-        )
-    return config
 
 
 def save_model(
@@ -142,7 +117,9 @@ def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
     if not (run_dir / "checkpoints" / "last.pt").is_file():
         raise MissingFileError(f"resume={cfg.resume}: no checkpoints/last.pt in {run_dir}")
     logger.info("resuming %s with its saved config (other overrides are ignored)", run_dir)
-    return run_dir, OmegaConf.load(saved), True
+    # Onto the schema: keys a newer version added take their defaults (interpolated from the
+    # saved groups where the schema says so).
+    return run_dir, OmegaConf.merge(OmegaConf.structured(TrainConfig), OmegaConf.load(saved)), True
 
 
 def make_logger(cfg: DictConfig) -> NullLogger:
@@ -273,12 +250,14 @@ def build_model(
 ) -> tuple[TaggerModel, dict[str, Any]]:
     """The seeded, initialised model and its config; the pretrained vectors move into it (a
     resumed run gets them from its checkpoint) and are released from `prepared`."""
-    config = model_config(cfg, prepared.encoder, prepared.elmo)
-    config["tag_scheme"] = prepared.model_scheme  # per-token labels: "tokens", whatever the config
+    sizes = data_sizes(cfg, prepared.encoder, prepared.elmo)
     # Seeded here, after the features: whether the biLM had to be loaded (a cache miss) must
     # not change the model's initialisation or the dropout stream.
     seed_everything(cfg.seed)
-    model: TaggerModel = instantiate(cfg.model, _convert_="all", **config)
+    # tag_scheme: per-token labels are "tokens", whatever the config says
+    model: TaggerModel = instantiate(
+        cfg.model, _convert_="all", tag_scheme=prepared.model_scheme, **sizes
+    )
     pretrained, prepared.pretrained = prepared.pretrained, None
     if pretrained is not None:
         model.set_pretrained_rows(pretrained.initial, pretrained.found_rows, copy=not resuming)
@@ -286,7 +265,7 @@ def build_model(
             model.pretrained_words.copy_(pretrained.vectors)
     del pretrained  # the frozen vectors live on in the model, their words in the encoder
     release_free_memory()  # what reading the corpus and splitting the GloVe table left free
-    return model, config
+    return model, model.config
 
 
 def anchor_weight(cfg: DictConfig) -> float:

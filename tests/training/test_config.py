@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.errors import ConfigCompositionException, MissingConfigException
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
 from ner.training.config import ConfigError, validate
+from ner.training.run import run_dir_and_config
 
 EXPERIMENTS = sorted(
     path.stem for path in (Path(__file__).parents[2] / "conf" / "experiment").iterdir()
@@ -271,3 +274,36 @@ def test_a_users_config_folder_joins_through_the_search_path(tmp_path):
     assert "name: /corpora/shop_orders.tsv" in result.stdout
     assert "holdout: 0.1" in result.stdout and "variant: shop_glove" in result.stdout
     assert "max_epochs: 30" in result.stdout and "elmo: null" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ([], {"word_dim": 50, "char_dim": 16, "elmo_mix_layers": None, "elmo_dropout": 0.0}),
+        (
+            ["embeddings.char.dim=8", "elmo.mix.layers=[0,2]", "elmo.dropout=0.25"],
+            {"char_dim": 8, "elmo_mix_layers": [0, 2], "elmo_dropout": 0.25},
+        ),
+        (["embeddings=char", "elmo=none"], {"word_trainable": False, "elmo_layer_norm": False}),
+    ],
+)
+def test_the_model_node_is_the_constructors_arguments(overrides, expected):
+    cfg = compose_train(*overrides)
+    model = instantiate(cfg.model, _convert_="all", tags=["O", "S-PER"], num_chars=5)
+    assert {key: model.config[key] for key in expected} == expected
+
+
+def test_a_run_saved_before_the_model_node_held_its_inputs_resumes_with_them(tmp_path):
+    """An older config.yaml has no model.char_dim etc.: they follow its saved groups."""
+    saved = OmegaConf.to_container(compose_train("embeddings.char.dim=8"), resolve=True)
+    for key in ("word_dim", "char_dim", "char_filters", "elmo_mix_layers", "elmo_dropout"):
+        del saved["model"][key]
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "last.pt").write_bytes(b"")
+    (tmp_path / "config.yaml").write_text(OmegaConf.to_yaml(saved))
+    _, cfg, resuming = run_dir_and_config(OmegaConf.create({"resume": str(tmp_path)}))
+    assert resuming and (cfg.model.char_dim, cfg.model.word_dim, cfg.model.char_filters) == (
+        8,
+        50,
+        128,
+    )
