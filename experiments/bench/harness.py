@@ -149,15 +149,17 @@ def run_measured(
 # --- set-ups taking turns ---------------------------------------------------------------------
 
 
-def fresh_process(script: Path, args: Iterable[str], tree: Path | None = None) -> dict:
-    """Run `script` (a file of this checkout) with `args` in a fresh interpreter that imports
-    `ner` from `tree` (default: this checkout), one OpenMP thread unless the caller's environment
-    says otherwise; the JSON object its last line of output prints, with the process's peak
-    memory and CPU time added."""
+def fresh_process(
+    script: Path, args: Iterable[str], tree: Path | None = None, python: str = sys.executable
+) -> dict:
+    """Run `script` (a file of this checkout) with `args` in a fresh interpreter (`python`: of
+    another environment) that imports `ner` from `tree` (default: this checkout), one OpenMP
+    thread unless the caller's environment says otherwise; the JSON object its last line of
+    output prints, with the process's peak memory and CPU time added."""
     tree = (tree or REPO).resolve()
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.setdefault("OMP_NUM_THREADS", "1")
-    done = run_measured([sys.executable, str(script), *args], cwd=tree, env=env)
+    done = run_measured([python, str(script), *args], cwd=tree, env=env)
     if done["returncode"]:
         raise RuntimeError(f"{script.name} in {tree} failed:\n{done['stderr'][-3000:]}")
     lines = done["stdout"].strip().splitlines()
@@ -299,9 +301,14 @@ def default_tagger_spec(train_tags: list[list[str]], bilm: Path | None) -> dict:
 
     from ner.tagger.dataset import entity_types, tag_list
 
-    model = yaml.safe_load((REPO / "conf/model/bilstm_crf.yaml").read_text())
+    node = yaml.safe_load((REPO / "conf/model/bilstm_crf.yaml").read_text())
     words = yaml.safe_load((REPO / "conf/embeddings/glove.yaml").read_text())
-    model.pop("_target_")
+    # The input keys are interpolations from the other groups: set below, or the defaults.
+    model = {
+        key: value
+        for key, value in node.items()
+        if key != "_target_" and not str(value).startswith("${")
+    }
     model.update(
         tags=tag_list(entity_types(train_tags), model["tag_scheme"]),
         word_dim=words["glove"]["dim"],

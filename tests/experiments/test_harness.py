@@ -15,6 +15,7 @@ import pytest
 from test_study import ENV, write_tiny_corpus
 
 from ner.common.paths import PROJECT_ROOT
+from ner.tagger.model import TaggerModel
 
 BENCH = PROJECT_ROOT / "experiments" / "bench"
 
@@ -105,6 +106,8 @@ def test_the_default_tagger_spec_has_the_corpus_tags_and_the_bilm_layers():
     assert spec["model"]["elmo_dim"] == 2 * options["lstm"]["projection_dim"]
     assert spec["bilm"]["weights"].endswith("lm_weights.hdf5")
     assert harness.default_tagger_spec([["O"]], None)["bilm"] is None
+    model = TaggerModel(**spec["model"], num_words=5, num_chars=5)
+    assert (model.config["word_dim"], model.config["char_filters"]) == (50, 128)
 
 
 def bench(script: str, *args: str) -> dict:
