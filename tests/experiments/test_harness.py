@@ -12,7 +12,7 @@ from pathlib import Path
 import harness
 import numpy as np
 import pytest
-from test_study import ENV, write_tiny_corpus
+from test_study import run, write_tiny_corpus
 
 from ner.common.paths import PROJECT_ROOT
 from ner.tagger.model import TaggerModel
@@ -110,17 +110,8 @@ def test_the_default_tagger_spec_has_the_corpus_tags_and_the_bilm_layers():
     assert (model.config["word_dim"], model.config["char_filters"]) == (50, 128)
 
 
-def bench(script: str, *args: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        cwd=PROJECT_ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return done
+def bench(script: str, *args: str) -> subprocess.CompletedProcess:
+    return run([sys.executable, str(BENCH / script), *args], timeout=600)
 
 
 @pytest.mark.slow
@@ -149,6 +140,10 @@ def test_the_training_benchmark_times_an_epoch_per_setup_on_a_tiny_corpus(tmp_pa
     record = json.loads(out.read_text())
     runs = record["runs"]
     assert list(runs) == ["new model.hidden_size=8", "new model.hidden_size=16"]
-    for [run] in runs.values():
-        assert run["epochs"] == 1 and run["epoch_seconds"] > 0 and run["peak_rss_mb"] > 100
-        assert run["sentences"]["train"] == 8
+    for [measured] in runs.values():
+        assert (
+            measured["epochs"] == 1
+            and measured["epoch_seconds"] > 0
+            and measured["peak_rss_mb"] > 100
+        )
+        assert measured["sentences"]["train"] == 8

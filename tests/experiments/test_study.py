@@ -179,9 +179,15 @@ def write_tiny_corpus(folder: Path) -> Path:
     return folder
 
 
-def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+def run(command: list[str], timeout: float = 400, **kwargs) -> subprocess.CompletedProcess:
     result = subprocess.run(
-        command, cwd=PROJECT_ROOT, env=ENV, capture_output=True, text=True, timeout=400, **kwargs
+        command,
+        cwd=PROJECT_ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     return result
