@@ -4,13 +4,21 @@ import argparse
 import codecs
 
 from ner.common.precision import PRECISIONS
+from ner.common.threads import cpu_threads
 from ner.data.lines import splits_as_bytes
 from ner.data.tag_schemes import SCHEMES
 
 
 def add_model_options(parser: argparse.ArgumentParser, tag_scheme_help: str) -> None:
     """How ner-predict and ner-serve load and run a model folder: ``--max-length``,
-    ``--tag-scheme``, ``--device``, ``--allow-download``, ``--precision``."""
+    ``--tag-scheme``, ``--device``, ``--allow-download``, ``--precision``, ``--threads``."""
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=cpu_threads("auto"),
+        help="torch CPU threads (of each ner-serve worker; default: half the cores, 1 to 4; "
+        "more than free cores spin)",
+    )
     parser.add_argument(
         "--max-length", type=positive_int, default=256, help="longer sentences go in pieces"
     )

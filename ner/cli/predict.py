@@ -17,10 +17,11 @@ from pathlib import Path
 from ner.cli.options import add_model_options, encoding_name, positive_int
 from ner.common.errors import NerError, report_user_error
 from ner.common.files import open_input, open_output, write_json
-from ner.common.threads import cpu_threads
 from ner.data.tag_input import read_lines
 from ner.data.tokenize import TOKENIZERS
-from ner.model.tag_files import INPUT_FORMATS, OUTPUT_FORMATS, tag_and_score_conll, tag_lines
+from ner.model.tag_files import INPUT_FORMATS, OUTPUT_FORMATS, tag_input
+
+LOAD_OPTIONS = ("device", "allow_download", "max_length", "tag_scheme", "tokenizer", "precision")
 
 
 def _warn(message: str) -> None:
@@ -58,12 +59,6 @@ def parser() -> argparse.ArgumentParser:
         "--encoding", type=encoding_name, default="utf-8", help="input encoding (default utf-8)"
     )
     p.add_argument(
-        "--threads",
-        type=positive_int,
-        default=cpu_threads("auto"),
-        help="torch CPU threads (default: half the cores, 1 to 4; more than free cores spin)",
-    )
-    p.add_argument(
         "--chunk-lines",
         type=positive_int,
         default=2000,
@@ -83,11 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    options = {"max_length": args.max_length, "tag_scheme": args.tag_scheme}
-    options |= {"tokenizer": args.tokenizer, "precision": args.precision}
-    tagger = Tagger.load(
-        args.model, device=args.device, allow_download=args.allow_download, **options
-    )
+    tagger = Tagger.load(args.model, **{key: getattr(args, key) for key in LOAD_OPTIONS})
     loaded = time.perf_counter()
     with contextlib.ExitStack() as files:
         source = (
@@ -96,31 +87,21 @@ def run(args: argparse.Namespace) -> int:
         out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
         records = io.StringIO() if args.format == "html" else out  # html: jsonl first, then a page
         lines = read_lines(source, args.encoding)
-        if args.input_format == "conll":
-            evaluation, skipped = tag_and_score_conll(
-                tagger,
-                lines,
-                records,
-                output_format=args.format,
-                batch_size=args.batch_size,
-                tag_scheme=args.tag_scheme,
-                warn=_warn,
-            )
-            if evaluation is not None:
-                print(f"ner-predict: {evaluation.summary()}", file=sys.stderr)
-                if args.scores:
-                    write_json(args.scores, evaluation.record(), indent=2)
-        else:
-            skipped = tag_lines(
-                tagger,
-                lines,
-                records,
-                input_format=args.input_format,
-                output_format=args.format,
-                batch_size=args.batch_size,
-                chunk_lines=args.chunk_lines,
-                warn=_warn,
-            )
+        evaluation, skipped = tag_input(
+            tagger,
+            lines,
+            records,
+            input_format=args.input_format,
+            output_format=args.format,
+            batch_size=args.batch_size,
+            chunk_lines=args.chunk_lines,
+            tag_scheme=args.tag_scheme,
+            warn=_warn,
+        )
+        if evaluation is not None:
+            print(f"ner-predict: {evaluation.summary()}", file=sys.stderr)
+            if args.scores:
+                write_json(args.scores, evaluation.record(), indent=2)
         if args.format == "html":
             name = "standard input" if args.input == "-" else Path(args.input).name
             out.write(tagger_page(tagger, records.getvalue(), name))

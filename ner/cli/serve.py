@@ -14,7 +14,6 @@ import sys
 
 from ner.cli.options import add_model_options
 from ner.common.errors import NerError, report_user_error
-from ner.common.threads import cpu_threads
 from ner.serving.settings import WORKER_HEALTHCHECK_SECONDS, application, server_settings
 
 
@@ -37,12 +36,6 @@ def parser() -> argparse.ArgumentParser:
         "[::1] and --host ('*': any); other requests get 400",
     )
     p.add_argument("--workers", type=int, default=1, help="server processes, one model each")
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=cpu_threads("auto"),
-        help="torch CPU threads per worker (default: half the cores, 1 to 4)",
-    )
     p.add_argument("--max-batch-tokens", type=int, default=4096, help="tokens per micro-batch")
     p.add_argument(
         "--batch-wait-ms",

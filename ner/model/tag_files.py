@@ -48,6 +48,44 @@ def _write_tagged_conll(out: IO[str], tokens: list[str], tags: list[str]) -> Non
     out.write("\n")
 
 
+def tag_input(
+    tagger: Tagger,
+    lines: Iterable[Line],
+    out: IO[str],
+    *,
+    input_format: str = "text",
+    output_format: str = "jsonl",
+    batch_size: int = 64,
+    chunk_lines: int = 2000,
+    tag_scheme: str | None = None,
+    warn: Warn = lambda message: None,
+) -> tuple[Evaluation | None, int]:
+    """Tag input in any of `INPUT_FORMATS`: CoNLL (`tag_and_score_conll`: scored when it has
+    gold tags) or lines of text or tokens (`tag_lines`). Returns the evaluation (None when
+    unscored) and how many sentences or lines were skipped."""
+    if input_format == "conll":
+        return tag_and_score_conll(
+            tagger,
+            lines,
+            out,
+            output_format=output_format,
+            batch_size=batch_size,
+            tag_scheme=tag_scheme,
+            warn=warn,
+        )
+    skipped = tag_lines(
+        tagger,
+        lines,
+        out,
+        input_format=input_format,
+        output_format=output_format,
+        batch_size=batch_size,
+        chunk_lines=chunk_lines,
+        warn=warn,
+    )
+    return None, skipped
+
+
 def tag_lines(
     tagger: Tagger,
     lines: Iterable[Line],

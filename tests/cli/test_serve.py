@@ -13,12 +13,19 @@ from ner.serving.settings import server_settings
 
 
 @pytest.mark.parametrize(
-    "option", ["--workers=0", "--threads=0", "--max-texts=0", "--timeout=0", "--batch-wait-ms=-1"]
+    "option", ["--workers=0", "--max-texts=0", "--timeout=0", "--batch-wait-ms=-1"]
 )
 def test_bad_options(tmp_path: Path, capsys, option: str) -> None:
     assert main([str(tmp_path), option]) == 2
     name = option.split("=")[0]
     assert capsys.readouterr().err.startswith(f"ner-serve: {name} must")
+
+
+def test_threads_are_checked_as_ner_predict_checks_them(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main([str(tmp_path), "--threads=0"])
+    assert stopped.value.code == 2
+    assert "argument --threads: must be positive, got 0" in capsys.readouterr().err
 
 
 def test_missing_model_directory_is_a_clear_error(tmp_path: Path, capsys) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 import ner.cli
 
-LIMIT = 150  # lines; a command is usually under 120
+LIMIT = 130  # lines, the argument definitions included; most commands are under 110
 COMMANDS = sorted(Path(ner.cli.__file__).parent.glob("*.py"))
 
 
