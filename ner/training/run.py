@@ -275,6 +275,18 @@ def anchor_weight(cfg: DictConfig) -> float:
     return float(glove.anchor_weight) if glove and glove.tuning == "anchored" else 0.0
 
 
+def unknown_word_replacement(cfg: DictConfig, prepared: Prepared) -> SingletonReplacement | None:
+    """Words seen once in training, replaced by the unknown word with the configured
+    probability (``embeddings.unknown_replacement``; None: off, or no word embeddings)."""
+    if not (cfg.embeddings.glove and cfg.embeddings.unknown_replacement > 0):
+        return None
+    return SingletonReplacement.from_sentences(
+        prepared.corpus.splits["train"].tokens,
+        prepared.encoder.words,
+        cfg.embeddings.unknown_replacement,
+    )
+
+
 def build_trainer(
     cfg: DictConfig,
     model: TaggerModel,
@@ -286,13 +298,6 @@ def build_trainer(
 ) -> Trainer:
     """The model on its device, its optimizer and schedule (Hydra ``_target_``), and the training
     loop around them, with what each checkpoint must hold to rebuild the model."""
-    unknown_words = None
-    if cfg.embeddings.glove and cfg.embeddings.unknown_replacement > 0:
-        unknown_words = SingletonReplacement.from_sentences(
-            prepared.corpus.splits["train"].tokens,
-            prepared.encoder.words,
-            cfg.embeddings.unknown_replacement,
-        )
     model.to(device)
     optimizer = instantiate(cfg.trainer.optimizer)(
         [p for p in model.parameters() if p.requires_grad]
@@ -311,7 +316,7 @@ def build_trainer(
         max_batch_tokens=cfg.trainer.max_batch_tokens,
         mix_l2=cfg.elmo.mix.l2 if prepared.elmo else 0.0,
         anchor_weight=anchor_weight(cfg),
-        unknown_words=unknown_words,
+        unknown_words=unknown_word_replacement(cfg, prepared),
         batch_size=cfg.data.batch_size,
         seed=cfg.seed,
         run_logger=run_logger,
