@@ -10,24 +10,29 @@ reference, the train + dev + test vocabulary (``embeddings.vocabulary=all``, row
 Every run of a fraction gets the same budget: `--epochs` (per fraction) of `--batch-size`
 sentences a batch, dev scored once, after the last epoch (the model scored on test is the last
 one; a short budget cannot afford a dev pass per epoch). Runs go to
-``outputs/vocabulary_tuning/<fraction>/<setting>/seed<S>/``; one with a ``results.json`` is
-skipped. The summary (every run's dev and test F1, then mean, standard deviation and range over
-the seeds per fraction and setting) is written to ``experiments/results/vocabulary/tuning.json``.
+``outputs/vocabulary_tuning/<fraction>/<setting>/seed<S>/`` through the study's runner
+(`experiments/study/sweep.py`): one with a ``results.json`` is skipped, one with a checkpoint
+resumes, and stopping the script stops its runs at a checkpoint. The summary (every run's dev
+and test F1, then mean, standard deviation and range over the seeds per fraction and setting) is
+written to ``experiments/results/vocabulary/tuning.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "experiments" / "study"))
+
+from sweep import launch, run_sweep  # noqa: E402  (the study's runner, beside it)
+
+from ner.common.files import write_json  # noqa: E402
+
 RUNS = ROOT / "outputs" / "vocabulary_tuning"
 SUMMARY = ROOT / "experiments" / "results" / "vocabulary" / "tuning.json"
 SETTINGS = {
@@ -39,36 +44,41 @@ SETTINGS = {
 }
 
 
-def train(fraction: float, setting: str, seed: int, budget: list[str]) -> Path:
-    """One run (skipped when its results.json exists); its folder."""
-    folder = RUNS / str(fraction) / setting / f"seed{seed}"
-    if (folder / "results.json").is_file():
-        return folder
-    folder.mkdir(parents=True, exist_ok=True)
-    command = [
-        "nice", "-n", "5", sys.executable, "-m", "ner.cli.train",
-        "experiment=conll2003_glove", *SETTINGS[setting], *budget,
-        f"data.train_fraction={fraction}", f"seed={seed}", "trainer.num_threads=1",
-        "logger=none", "progress=false", f"hydra.run.dir={folder}",
-    ]  # fmt: skip
-    started = time.time()
-    with open(folder.parent / f"seed{seed}.log", "w") as log:
-        subprocess.run(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True,
-            env={**os.environ, "OMP_NUM_THREADS": "1", "WANDB_SILENT": "true"},
-        )  # fmt: skip
-    print(f"{fraction} {setting} seed{seed}: {time.time() - started:.0f} s", flush=True)
-    return folder
+@dataclass(frozen=True)
+class Run:
+    """One training run of the study: a fraction of the training split, a setting, a seed."""
+
+    fraction: float
+    setting: str
+    seed: int
+    runs: Path = RUNS
+
+    @property
+    def name(self) -> str:
+        return f"{self.fraction} {self.setting} seed{self.seed}"
+
+    @property
+    def folder(self) -> Path:
+        return self.runs / str(self.fraction) / self.setting / f"seed{self.seed}"
+
+    def overrides(self, budget: list[str]) -> list[str]:
+        return [
+            "experiment=conll2003_glove", *SETTINGS[self.setting], *budget,
+            f"data.train_fraction={self.fraction}", f"seed={self.seed}", "trainer.num_threads=1",
+            "logger=none", "progress=false",
+        ]  # fmt: skip
 
 
-def summarise(fractions: list[float], seeds: list[int], budget: dict[float, list[str]]) -> dict:
+def summarise(
+    runs_folder: Path, fractions: list[float], seeds: list[int], budget: dict[float, list[str]]
+) -> dict:
     """Every finished run's scores and, per fraction and setting, their spread over seeds."""
     runs, table = [], []
     for fraction in fractions:
         for setting in SETTINGS:
             scores = []
             for seed in seeds:
-                results_file = RUNS / str(fraction) / setting / f"seed{seed}" / "results.json"
+                results_file = Run(fraction, setting, seed, runs_folder).folder / "results.json"
                 if not results_file.is_file():
                     continue
                 results = json.loads(results_file.read_text())
@@ -111,6 +121,8 @@ def main() -> None:
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--runs", type=Path, default=RUNS, help="the runs' folder")
+    parser.add_argument("--out", type=Path, default=SUMMARY, help="the summary's file")
     args = parser.parse_args()
     epochs = {float(f): int(n) for f, n in (item.split("=") for item in args.epochs)}
     budget = {
@@ -123,23 +135,31 @@ def main() -> None:
         for fraction, count in epochs.items()
     }
     queue = [
-        (fraction, setting, seed)
+        run
         for seed in args.seeds
         for fraction in epochs
         for setting in args.settings
+        if not ((run := Run(fraction, setting, seed, args.runs)).folder / "results.json").is_file()
     ]
-    with ThreadPoolExecutor(args.jobs) as pool:
-        for future in [pool.submit(train, *item, budget[item[0]]) for item in queue]:
-            future.result()
-    SUMMARY.parent.mkdir(parents=True, exist_ok=True)
-    summary = summarise(list(epochs), args.seeds, budget)
-    SUMMARY.write_text(json.dumps(summary, indent=1) + "\n")
+    failed = run_sweep(
+        queue,
+        jobs=args.jobs,
+        start=lambda run: launch(
+            run.folder, run.seed, run.overrides(budget[run.fraction]), name=run.name
+        ),
+        finished=lambda run: (run.folder / "results.json").is_file(),
+        on_done=lambda run: None,
+    )
+    summary = summarise(args.runs, list(epochs), args.seeds, budget)
+    write_json(args.out, summary, indent=1)
     for row in summary["table"]:
         print(
             f"{row['fraction']:>5} {row['setting']:<15} test F1 {row['test_f1_mean']:6.2f} "
             f"± {row['test_f1_std']:.2f} (range {row['test_f1_range']:.2f}; dev "
             f"{row['dev_f1_mean']:.2f})"
         )
+    if failed:
+        sys.exit(f"{len(failed)} run(s) failed: {', '.join(run.name for run in failed)}")
 
 
 if __name__ == "__main__":
