@@ -172,6 +172,12 @@ def fresh_process(
     }
 
 
+def tree_label(tree: Path) -> str:
+    """How a record names a checkout of the code: "." for this one, else its folder's name (no
+    machine paths in the records)."""
+    return "." if tree.resolve() == REPO else tree.resolve().name
+
+
 def alternate(
     names: list[str], rounds: int, measure: Callable[[str, int], dict]
 ) -> dict[str, list[dict]]:

@@ -41,6 +41,7 @@ from harness import (
     paired_ratios,
     peak_rss_mb,
     save_default_tagger,
+    tree_label,
     write_record,
 )
 
@@ -207,7 +208,8 @@ def main() -> None:
         "tokens": sum(map(len, test)),
         "batch_size": args.batch_size,
         "setups": {
-            n: {"tree": str(t), "precision": p, "threads": th} for n, (t, p, th) in setups.items()
+            n: {"tree": tree_label(t), "precision": p, "threads": th}
+            for n, (t, p, th) in setups.items()
         },
         "runs": measured,
         "median": {

@@ -40,7 +40,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-from harness import REPO, alternate, fresh_process, matmul_peak, paired_ratios, write_record
+from harness import (
+    REPO,
+    alternate,
+    fresh_process,
+    matmul_peak,
+    paired_ratios,
+    tree_label,
+    write_record,
+)
 
 
 def measure(job: dict) -> dict:
@@ -220,7 +228,7 @@ def main() -> None:
         ]
         best = [b / r["cpu_seconds_per_step"] / 1e9 for b, r in zip(best, results, strict=True)]
         summary[name] = {
-            "tree": str(setups[name][0]),
+            "tree": tree_label(setups[name][0]),
             "batch_size": setups[name][1],
             "precision": precision,
             "positions_per_s": [round(r["positions_per_s"], 1) for r in results],

@@ -41,6 +41,7 @@ from harness import (
     median,
     paired_ratios,
     run_measured,
+    tree_label,
     write_record,
 )
 
@@ -135,7 +136,8 @@ def main() -> None:
     figures = {
         "overrides": common,
         "setups": {
-            name: {"tree": str(tree), "overrides": extra} for name, (tree, extra) in setups.items()
+            name: {"tree": tree_label(tree), "overrides": extra}
+            for name, (tree, extra) in setups.items()
         },
         "runs": measured,
         "median": {

@@ -147,3 +147,8 @@ def test_the_training_benchmark_times_an_epoch_per_setup_on_a_tiny_corpus(tmp_pa
             and measured["peak_rss_mb"] > 100
         )
         assert measured["sentences"]["train"] == 8
+
+
+def test_records_name_trees_without_machine_paths(tmp_path):
+    assert harness.tree_label(harness.REPO) == "."
+    assert harness.tree_label(tmp_path / "old-tree") == "old-tree"
