@@ -10,10 +10,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from seqeval.metrics import classification_report
-from seqeval.metrics.sequence_labeling import get_entities
-from seqeval.metrics.v1 import _precision_recall_fscore_support
 from seqeval.scheme import IOB1, IOB2, IOBES
+
+# seqeval.metrics imports scikit-learn (about a second), which tagging text never needs: the
+# functions that score import it when they run.
 
 # seqeval's class for each of `ner.data.tag_schemes.SCHEMES` (a module of the same layer, so
 # not imported here; a test checks that the names agree).
@@ -34,6 +34,9 @@ def _conlleval_report(gold: list[list[str]], predicted: list[list[str]]) -> dict
     for its per-type and micro-average rows, computed by seqeval's own arithmetic, with the chunks
     read once per side (the report reads them ten times, which dominated scoring dev each epoch).
     """
+    from seqeval.metrics.sequence_labeling import get_entities
+    from seqeval.metrics.v1 import _precision_recall_fscore_support
+
     chunks: tuple[dict[str, set], dict[str, set]] = (defaultdict(set), defaultdict(set))
     for found, tags in zip(chunks, (gold, predicted), strict=True):
         for type_name, start, end in get_entities(tags):
@@ -93,6 +96,8 @@ def span_scores(
         # seqeval has no "micro avg" row when there are no chunks at all.
         return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0, "per_type": {}}
     if strict:
+        from seqeval.metrics import classification_report
+
         report = classification_report(
             gold_lists,
             predicted_lists,

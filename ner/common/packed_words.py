@@ -11,6 +11,10 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable
 from itertools import accumulate
+from pathlib import Path
+
+# The files of a saved `PackedWords`: the buffer, then the two arrays as raw machine integers.
+FILES = {"buffer": "words.bin", "starts": "starts.bin", "ids": "ids.bin"}
 
 
 def _utf8(word: str) -> bytes:
@@ -32,6 +36,28 @@ class PackedWords:
         # _ids[k]: its id
         self._starts = array("q", accumulate(map(len, ranked), initial=0))
         self._ids = array("i", order)
+
+    def save(self, folder: Path) -> None:
+        """Write the packed form into `folder` (`load` reads it back without re-sorting)."""
+        (folder / FILES["buffer"]).write_bytes(self._buffer)
+        (folder / FILES["starts"]).write_bytes(self._starts.tobytes())
+        (folder / FILES["ids"]).write_bytes(self._ids.tobytes())
+
+    @classmethod
+    def load(cls, folder: Path) -> "PackedWords":
+        """What `save` wrote; ValueError if the files do not fit together (a truncated copy)."""
+        words = cls.__new__(cls)
+        words._buffer = (folder / FILES["buffer"]).read_bytes()
+        words._starts, words._ids = array("q"), array("i")
+        for name in ("starts", "ids"):
+            try:
+                getattr(words, f"_{name}").frombytes((folder / FILES[name]).read_bytes())
+            except ValueError:  # not a whole number of integers
+                raise ValueError(f"{folder / FILES[name]} is cut short") from None
+        ends = words._starts
+        if len(ends) != len(words._ids) + 1 or ends[0] != 0 or ends[-1] != len(words._buffer):
+            raise ValueError(f"the packed words in {folder} do not fit together")
+        return words
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -9,18 +9,26 @@ tags new text, instead of the unknown-word vector.
 import hashlib
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from ner.common.errors import InputError
+from ner.common.keyed_cache import key_digest, open_or_build
 from ner.common.packed_words import PackedWords
+from ner.common.paths import data_dir
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.glove import VectorTable, load_glove_table
 
 logger = logging.getLogger(__name__)
 
 _CHUNK_ROWS = 65536  # rows copied at a time from a memory-mapped table (bounds the float32 copy)
+VECTORS = "vectors.npy"  # a cached extension's (E, dim) float16 vectors, beside its packed words
+
+
+class ExtensionMismatch(ValueError):
+    """A rebuilt extension is not the one recorded (another version of the table?)."""
 
 
 @dataclass
@@ -96,6 +104,44 @@ def rebuild_extension(source: str, vocabulary: Vocabulary) -> tuple[PackedWords,
     `split_table` gave at training time."""
     table = load_glove_table(source)
     return _extension(table, _table_rows(table), vocabulary)
+
+
+def cached_extension(
+    source: str, vocabulary: Vocabulary, count: int, sha256: str
+) -> tuple[PackedWords, torch.Tensor]:
+    """`rebuild_extension`, checked against the `count` and `extension_digest` recorded when the
+    model was saved (`ExtensionMismatch` otherwise), and kept in the data folder: a later load
+    reads it back in milliseconds instead of rebuilding it from the table (about 2 s). Without
+    a writable data folder it is rebuilt every time."""
+
+    def rebuilt() -> tuple[PackedWords, torch.Tensor]:
+        words, vectors = rebuild_extension(source, vocabulary)
+        if len(words) != count or extension_digest(words, vectors) != sha256:
+            raise ExtensionMismatch(f"the words rebuilt from {source} are not the recorded ones")
+        return words, vectors
+
+    def build(staging: Path) -> None:
+        words, vectors = rebuilt()
+        words.save(staging)
+        np.save(staging / VECTORS, vectors.numpy(), allow_pickle=False)
+
+    def opened(folder: Path) -> tuple[PackedWords, torch.Tensor] | None:
+        try:
+            words = PackedWords.load(folder)
+            vectors = np.load(folder / VECTORS, allow_pickle=False)
+        except (OSError, ValueError):
+            return None  # missing or broken: built again
+        if len(words) != count or vectors.shape[0] != count or vectors.dtype != np.float16:
+            return None
+        return words, torch.from_numpy(vectors)
+
+    key = key_digest({"source": source, "count": count, "sha256": sha256})
+    folder = data_dir() / "pretrained_words" / key
+    try:
+        entry = open_or_build(folder, opened, build, lambda built, _: opened(built))
+    except PermissionError:  # a read-only data folder
+        entry = None
+    return entry if entry is not None else rebuilt()
 
 
 def load_pretrained_words(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ner.bilm.bilm import BiLM
 from ner.common.batching import length_batches
@@ -36,7 +37,12 @@ from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import Token, check_tokenizer, tokenize_sentences
-from ner.embeddings.pretrained import extension_digest, rebuild_extension
+from ner.embeddings.pretrained import (
+    ExtensionMismatch,
+    cached_extension,
+    extension_digest,
+    rebuild_extension,
+)
 from ner.model.archive import (
     REBUILDABLE,
     WEIGHTS,
@@ -225,14 +231,15 @@ def _rebuilt_extension(
     entry: dict[str, Any], encoder: Encoder, directory: Path
 ) -> tuple[PackedWords, torch.Tensor]:
     """A compact folder's pretrained words and (E, dim) float16 vectors, rebuilt from their
-    pinned table (fetched on first use) and checked against the manifest's digest."""
-    words, vectors = rebuild_extension(entry["source"], encoder.words)
-    if len(words) != entry["count"] or extension_digest(words, vectors) != entry["sha256"]:
+    pinned table (fetched on first use), checked against the manifest's digest and kept in the
+    data folder for the next load."""
+    try:
+        return cached_extension(entry["source"], encoder.words, entry["count"], entry["sha256"])
+    except ExtensionMismatch:
         raise ArchiveError(
             f"model {directory}: the pretrained words rebuilt from {entry['source']} are not "
             "the ones it was saved with (another version of the table?)"
-        )
-    return words, vectors
+        ) from None
 
 
 _ENCODER_LAYER = re.compile(r"encoder\.weight_ih_l\d+")
@@ -240,6 +247,24 @@ _ENCODER_LAYER = re.compile(r"encoder\.weight_ih_l\d+")
 
 def _shape(value: tuple[int, ...] | None) -> str:
     return "no such tensor" if value is None else f"shape {list(value)}"
+
+
+class SkipFills(TorchFunctionMode):
+    """Parameter initialisation (``normal_``, ``uniform_``, ...) as a no-op, for a model built on
+    the meta device only for its tensors' shapes: there each fill would compute nothing, and the
+    first would import torch's compiler (about 1.5 s of every model load)."""
+
+    FILLS = frozenset(
+        {"normal_", "uniform_", "zero_", "fill_", "eye_", "constant_", "ones_", "zeros_"}
+        | {"kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_"}
+        | {"orthogonal_", "trunc_normal_"}
+    )
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", None) in self.FILLS:
+            # the tensor, unchanged (in place: same shape); nn.init passes it by keyword
+            return args[0] if args else (kwargs or {})["tensor"]
+        return func(*args, **(kwargs or {}))
 
 
 def check_sizes(config: dict[str, Any], weights: dict[str, torch.Tensor], directory: Path) -> None:
@@ -264,7 +289,7 @@ def check_sizes(config: dict[str, Any], weights: dict[str, torch.Tensor], direct
             f"{mixed} biLM layers"
         )
     try:
-        with torch.device("meta"):
+        with torch.device("meta"), SkipFills():
             model = TaggerModel(**config)
     except (TypeError, ValueError, RuntimeError) as error:
         raise ArchiveError(

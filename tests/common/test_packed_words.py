@@ -49,3 +49,16 @@ def test_many_words_take_little_more_than_their_utf8_bytes():
         tracemalloc.stop()
     assert held <= text_bytes + 16 * len(words), held / len(words)
     assert packed.id(words[-1]) == len(words) - 1
+
+
+def test_the_packed_form_is_saved_and_read_back(tmp_path):
+    words = PackedWords(["zebra", "äpfel", "a", "新しい"])
+    words.save(tmp_path)
+    loaded = PackedWords.load(tmp_path)
+    assert loaded.items == words.items and loaded.id("新しい") == 3 and "b" not in loaded
+    (tmp_path / "ids.bin").write_bytes((tmp_path / "ids.bin").read_bytes()[:-4])
+    with pytest.raises(ValueError, match="do not fit together"):
+        PackedWords.load(tmp_path)
+    (tmp_path / "starts.bin").write_bytes(b"\0" * 7)
+    with pytest.raises(ValueError, match="cut short"):
+        PackedWords.load(tmp_path)

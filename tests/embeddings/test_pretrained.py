@@ -2,10 +2,17 @@
 model's lookup, and a saved model that gives a word outside its training data its GloVe vector."""
 
 import numpy as np
+import pytest
 import torch
 
 from ner.embeddings.glove import VectorTable, load_glove_table
-from ner.embeddings.pretrained import split_table
+from ner.embeddings.pretrained import (
+    ExtensionMismatch,
+    cached_extension,
+    extension_digest,
+    rebuild_extension,
+    split_table,
+)
 from ner.model.tagger import Tagger, save_tagger
 from ner.tagger.dataset import Encoder, tag_list
 from ner.tagger.model import TaggerModel
@@ -60,3 +67,25 @@ def test_a_word_outside_the_training_data_gets_its_vector_in_a_saved_model(tmp_p
     assert torch.equal(vectors[2], tagger.model.word_embedding.weight[1])
     (tagged,) = tagger.predict_tokens([["Oslo", "is", "cold"]])
     assert len(tagged.tags) == 3
+
+
+def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, isolated_data_dir):
+    source = tmp_path / "vectors.txt"
+    source.write_text(TEXT)
+    encoder = Encoder.build(TRAIN, ["O"])
+    words, vectors = rebuild_extension(str(source), encoder.words)
+    digest = extension_digest(words, vectors)
+    with pytest.raises(ExtensionMismatch):  # another count or digest: refused, nothing kept
+        cached_extension(str(source), encoder.words, len(words), "0" * 64)
+    assert not list((isolated_data_dir / "pretrained_words").glob("*/vectors.npy"))
+    first = cached_extension(str(source), encoder.words, len(words), digest)
+    source.unlink()  # the next load reads the kept copy: the table is no longer needed
+    second = cached_extension(str(source), encoder.words, len(words), digest)
+    for built in (first, second):
+        assert built[0].items == words.items and torch.equal(built[1], vectors)
+    # A broken copy (cut short) is not used: it is rebuilt from the table.
+    (kept,) = (isolated_data_dir / "pretrained_words").glob("*/starts.bin")
+    kept.write_bytes(kept.read_bytes()[:-3])
+    source.write_text(TEXT)
+    again = cached_extension(str(source), encoder.words, len(words), digest)
+    assert again[0].items == words.items and kept.stat().st_size % 8 == 0
