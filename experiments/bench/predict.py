@@ -133,7 +133,7 @@ def parser() -> argparse.ArgumentParser:
     found.add_argument(
         "--bilm", default="shipped", help="shipped | fixture | small | medium | original | DIR"
     )
-    found.add_argument("--model", type=Path, help="a trained model folder instead")
+    found.add_argument("--model", type=Path, help="a model folder or shipped tagger instead")
     found.add_argument("--old", type=Path, help="a checkout of the code to compare with")
     found.add_argument("--new", type=Path, default=REPO, help="the checkout measured (default .)")
     found.add_argument(
@@ -182,7 +182,10 @@ def main() -> None:
             job = {
                 "data": str(workdir / "data.json"),
                 "workdir": str(workdir / f"{name}{number}"),
-                "model": str(args.model.resolve()) if args.model else None,
+                # a folder, or the name of a shipped tagger (conll2003)
+                "model": (str(args.model.resolve()) if args.model.exists() else str(args.model))
+                if args.model
+                else None,
                 "predictions": str(workdir / f"{name}{number}.predictions.json"),
                 "precision": precision,
                 "threads": threads,
