@@ -117,9 +117,10 @@ def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
     if not (run_dir / "checkpoints" / "last.pt").is_file():
         raise MissingFileError(f"resume={cfg.resume}: no checkpoints/last.pt in {run_dir}")
     logger.info("resuming %s with its saved config (other overrides are ignored)", run_dir)
-    # Onto the schema: keys a newer version added take their defaults (interpolated from the
-    # saved groups where the schema says so).
-    return run_dir, OmegaConf.merge(OmegaConf.structured(TrainConfig), OmegaConf.load(saved)), True
+    # Onto the schema's defaults, as plain keys (a run's own `+` keys stay): keys a newer version
+    # added take their defaults, interpolated from the saved groups where the schema says so.
+    defaults = OmegaConf.create(OmegaConf.to_container(OmegaConf.structured(TrainConfig)))
+    return run_dir, OmegaConf.merge(defaults, OmegaConf.load(saved)), True
 
 
 def make_logger(cfg: DictConfig) -> NullLogger:

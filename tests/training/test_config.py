@@ -294,16 +294,17 @@ def test_the_model_node_is_the_constructors_arguments(overrides, expected):
 
 
 def test_a_run_saved_before_the_model_node_held_its_inputs_resumes_with_them(tmp_path):
-    """An older config.yaml has no model.char_dim etc.: they follow its saved groups."""
-    saved = OmegaConf.to_container(compose_train("embeddings.char.dim=8"), resolve=True)
+    """An older config.yaml has no model.char_dim etc.: they follow its saved groups; keys the
+    run added with `+` stay."""
+    saved = OmegaConf.to_container(
+        compose_train("embeddings.char.dim=8", "+trainer.optimizer.momentum=0.9"), resolve=True
+    )
     for key in ("word_dim", "char_dim", "char_filters", "elmo_mix_layers", "elmo_dropout"):
         del saved["model"][key]
     (tmp_path / "checkpoints").mkdir()
     (tmp_path / "checkpoints" / "last.pt").write_bytes(b"")
     (tmp_path / "config.yaml").write_text(OmegaConf.to_yaml(saved))
     _, cfg, resuming = run_dir_and_config(OmegaConf.create({"resume": str(tmp_path)}))
-    assert resuming and (cfg.model.char_dim, cfg.model.word_dim, cfg.model.char_filters) == (
-        8,
-        50,
-        128,
-    )
+    model = (cfg.model.char_dim, cfg.model.word_dim, cfg.model.char_filters)
+    assert resuming and model == (8, 50, 128)
+    assert cfg.trainer.optimizer.momentum == 0.9  # a key of the run's own (`+`) stays
