@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ner.common.errors import InputError
+from ner.common.errors import InputError, NerError
 from ner.common.keyed_cache import key_digest, open_or_build
 from ner.common.packed_words import PackedWords
 from ner.common.paths import data_dir
@@ -139,7 +139,9 @@ def cached_extension(
     folder = data_dir() / "pretrained_words" / key
     try:
         entry = open_or_build(folder, opened, build, lambda built, _: opened(built))
-    except PermissionError:  # a read-only data folder
+    except NerError:
+        raise  # the table could not be fetched or read: rebuilding again would not help
+    except OSError:  # a read-only or full data folder: the rows are not kept
         entry = None
     return entry if entry is not None else rebuilt()
 

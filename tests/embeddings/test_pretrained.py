@@ -89,3 +89,19 @@ def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, iso
     source.write_text(TEXT)
     again = cached_extension(str(source), encoder.words, len(words), digest)
     assert again[0].items == words.items and kept.stat().st_size % 8 == 0
+
+
+def test_where_the_data_folder_cannot_keep_it_the_extension_is_rebuilt_each_time(
+    tmp_path, isolated_data_dir
+):
+    source = tmp_path / "vectors.txt"
+    source.write_text(TEXT)
+    encoder = Encoder.build(TRAIN, ["O"])
+    words, vectors = rebuild_extension(str(source), encoder.words)
+    digest = extension_digest(words, vectors)
+    isolated_data_dir.mkdir(parents=True)
+    (isolated_data_dir / "pretrained_words").write_text("a file where the cache's folder goes")
+    rebuilt = cached_extension(str(source), encoder.words, len(words), digest)
+    assert rebuilt[0].items == words.items and torch.equal(rebuilt[1], vectors)
+    with pytest.raises(ExtensionMismatch):  # still checked
+        cached_extension(str(source), encoder.words, len(words) + 1, digest)
