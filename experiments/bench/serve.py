@@ -16,7 +16,7 @@ line. The model's process (`ner-predict`, `ner-serve`) runs on one CPU thread pi
   tagging time it reports, model loading excluded, and texts per CPU-second of tagging (the
   process's CPU time less that of the same command on one text);
 * ``ner-serve MODEL`` (this checkout, and with `--old` the old tree's) with C concurrent clients
-  each sending R requests (`ner.serving.load`), every text once: texts/s, texts per CPU-second of
+  each sending R requests (`load_client.py`), every text once: texts/s, texts per CPU-second of
   the whole server process (utime + stime from /proc/PID/stat over the load), p50/p99 latency,
   errors, how many micro-batches served them, and where the CPU went: the server's busiest
   thread (the model thread), its other threads (HTTP, JSON, validation, tokenization) and the
@@ -49,8 +49,7 @@ from harness import (
     save_default_tagger,
     write_record,
 )
-
-from ner.serving.load import run_load
+from load_client import run_load
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 from live_server import Server
+from load_client import LoadReport, run_load
 from tiny_tagger import corpus, one_thread
 
 from ner.model.tagger import Tagger
-from ner.serving.load import LoadReport, run_load
 
 TEXTS = [" ".join(tokens) for tokens, _ in corpus()] + [
     "Peter Smith lives in Rome. Anna went to Berlin!",
