@@ -6,6 +6,8 @@
 # sessions.
 #
 #   bash experiments/pretrain/train_clean.sh            # start or resume; returns at once
+#   bash experiments/pretrain/train_clean.sh model.lstm.dim=1024 pretrain.precision=bfloat16
+#                                                       # another shape (same overrides to resume)
 #   tail -f "$RUN/train.log"                            # progress; heldout.jsonl: perplexity curve
 #
 # RUN (default ~/bilm-run) holds checkpoint.pt, log.jsonl, heldout.jsonl and, at the end, the
@@ -31,6 +33,6 @@ export NER_DATA_DIR=${NER_DATA_DIR:-$RUN/data}
 mkdir -p "$RUN"
 nohup nice -n 19 "$PYTHON" -m ner.cli.pretrain \
     pretrain.output_dir="$RUN" pretrain.threads=1 \
-    pretrain.checkpoint_minutes=10 pretrain.log_every=50 \
+    pretrain.checkpoint_minutes=10 pretrain.log_every=50 "$@" \
     >> "$RUN/train.log" 2>&1 &
 echo "pretraining in the background (pid $!); log: $RUN/train.log"
