@@ -7,14 +7,17 @@ Sources may be local paths or http(s)/file:// URLs (downloaded once by `fetch`).
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import h5py
 import numpy as np
 import torch
 
 from ner.bilm.options import BiLMOptions
 from ner.common.errors import NerError
 from ner.common.files import atomic_path
+
+if TYPE_CHECKING:  # h5py (12 MB) is imported when a file is read or written, not with the tagger
+    import h5py
 
 
 class WeightsError(NerError, ValueError):
@@ -70,12 +73,14 @@ _LAYER_PREFIXES = ("CNN/", "CNN_high_", "CNN_proj/", "RNN_")
 
 def _check_no_extra_layers(
     weight_file: str | Path,
-    handle: h5py.File,
+    handle: "h5py.File",
     shapes: dict[str, tuple[int, ...]],
     options: BiLMOptions,
 ) -> None:
     """Refuse a file with layers the options do not describe (e.g. more highway layers than
     ``n_highway``): loading only the first ones would silently give a different biLM."""
+    import h5py
+
     names: list[str] = []
     handle.visit(names.append)
     extra = sorted(
@@ -94,9 +99,11 @@ def _check_no_extra_layers(
         )
 
 
-def _check_counts(weight_file: str | Path, handle: h5py.File, options: BiLMOptions) -> None:
+def _check_counts(weight_file: str | Path, handle: "h5py.File", options: BiLMOptions) -> None:
     """Refuse options that ask for more layers or convolutions than the file holds, before
     `expected_shapes` lists them (a crafted ``n_layers`` of a million would take that long)."""
+    import h5py
+
     cells = handle.get("RNN_0/RNN/MultiRNNCell")
     counts = {
         "lstm.n_layers": (options.n_layers, len(cells) if isinstance(cells, h5py.Group) else 0),
@@ -113,6 +120,8 @@ def _check_counts(weight_file: str | Path, handle: h5py.File, options: BiLMOptio
 
 def read_weights(weight_file: str | Path, options: BiLMOptions) -> dict[str, np.ndarray]:
     """All datasets `options` needs, read into memory after checking names, shapes and values."""
+    import h5py
+
     arrays: dict[str, np.ndarray] = {}
     try:
         with h5py.File(weight_file, "r") as handle:
@@ -154,6 +163,8 @@ def read_weights(weight_file: str | Path, options: BiLMOptions) -> dict[str, np.
 
 def write_weights(weight_file: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
     """Write datasets (name → array) as float32 in the weights.hdf5 layout, atomically."""
+    import h5py
+
     with atomic_path(weight_file) as partial, h5py.File(partial, "w") as handle:
         for name, values in sorted(arrays.items()):
             handle.create_dataset(name, data=np.asarray(values, dtype=np.float32))

@@ -8,9 +8,8 @@ where a lookup is a binary search. It is written to JSON as the `Vocabulary` it 
 
 import bisect
 from array import array
-from collections import Counter
 from collections.abc import Iterable
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from pathlib import Path
 
 # The files of a saved `PackedWords`: the buffer, then the two arrays as raw machine integers.
@@ -26,11 +25,13 @@ class PackedWords:
 
     def __init__(self, words: Iterable[str]) -> None:
         encoded = [_utf8(word) for word in words]
-        if len(set(encoded)) < len(encoded):
-            repeated = next(word for word, count in Counter(encoded).items() if count > 1)
-            raise ValueError(f"{repeated.decode('utf-8', 'surrogatepass')!r} repeats")
         order = sorted(range(len(encoded)), key=encoded.__getitem__)
         ranked = [encoded[i] for i in order]
+        del encoded  # each list of 400k entries is megabytes: only one at a time beside `ranked`
+        # a repeat sits next to its twin in byte order
+        for first, second in pairwise(ranked):
+            if first == second:
+                raise ValueError(f"{first.decode('utf-8', 'surrogatepass')!r} repeats")
         self._buffer = b"".join(ranked)
         # _starts[k]: where the k-th word in byte order starts (one more entry: the end);
         # _ids[k]: its id
@@ -74,12 +75,17 @@ class PackedWords:
     def __contains__(self, word: str) -> bool:
         return self._rank(word) is not None
 
+    def get(self, word: str) -> int | None:
+        """The id of `word`, or None if absent (one search, where ``in`` then `id` take two)."""
+        rank = self._rank(word)
+        return None if rank is None else self._ids[rank]
+
     def id(self, word: str) -> int:
         """The id of `word` (KeyError if absent)."""
-        rank = self._rank(word)
-        if rank is None:
+        found = self.get(word)
+        if found is None:
             raise KeyError(f"{word!r} is not among the {len(self)} words")
-        return self._ids[rank]
+        return found
 
     @property
     def items(self) -> list[str]:
@@ -92,3 +98,14 @@ class PackedWords:
     def to_json(self) -> dict:
         """The JSON of a `Vocabulary` of these words without specials (what `from_json` reads)."""
         return {"items": self.items, "unknown": None}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "PackedWords":
+        """The words of a `Vocabulary`'s JSON that has no unknown item (as `to_json` writes):
+        ValueError for another layout, a word that is not a string, or a repeated word."""
+        if not isinstance(data, dict) or data.get("unknown") is not None:
+            raise ValueError("expected a word list without an unknown item")
+        words = data.get("items")
+        if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
+            raise ValueError("expected 'items' to be a list of strings")
+        return cls(words)

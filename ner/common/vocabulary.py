@@ -67,6 +67,10 @@ class Vocabulary:
         """The id of unseen items (None without an unknown item)."""
         return None if self.unknown is None else self.index[self.unknown]
 
+    def get(self, item: str) -> int | None:
+        """The id of `item`, or None if it is not among the items (unknown or not)."""
+        return self.index.get(item)
+
     def id(self, item: str) -> int:
         """The id of `item`; the unknown id for an unseen item (KeyError without one)."""
         found = self.index.get(item)

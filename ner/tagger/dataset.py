@@ -183,8 +183,10 @@ class Encoder:
         """The trained id of the lowercased token, else its pretrained id, else unknown."""
         word = token.lower()
         found = self.words.index.get(word)
-        if found is None and self.pretrained is not None and word in self.pretrained:
-            return len(self.words) + self.pretrained.id(word)
+        if found is None and self.pretrained is not None:
+            extension = self.pretrained.get(word)
+            if extension is not None:
+                return len(self.words) + extension
         return self.words.id(word) if found is None else found
 
     def to_json(self) -> dict:

@@ -128,8 +128,8 @@ class TaggerModel(nn.Module):
         """The word embedding, the frozen extension's buffer and, for ``projected``, the map."""
         self.word_embedding = nn.Embedding(num_words, word_dim, padding_idx=0)
         self.word_embedding.weight.requires_grad = trainable
-        if pretrained_words:
-            self.pretrained_words = torch.zeros(pretrained_words, word_dim, dtype=torch.half)
+        if pretrained_words:  # filled by the caller: GloVe's vectors, or the saved ones
+            self.pretrained_words = torch.empty(pretrained_words, word_dim, dtype=torch.half)
         if self.word_tuning == "projected":
             self.word_projection = nn.Linear(word_dim, word_dim, bias=False)
             nn.init.eye_(self.word_projection.weight)

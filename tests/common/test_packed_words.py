@@ -31,6 +31,25 @@ def test_it_writes_the_json_of_the_vocabulary_it_stands_for():
 def test_a_repeated_word_is_refused():
     with pytest.raises(ValueError, match="'apple' repeats"):
         PackedWords(["apple", "pear", "apple"])
+    with pytest.raises(ValueError, match="'b' repeats"):  # twins far apart in the given order
+        PackedWords(["b", "a", "c", "d", "b"])
+
+
+def test_get_gives_the_id_or_none():
+    packed = PackedWords(WORDS)
+    assert [packed.get(word) for word in WORDS] == list(range(len(WORDS)))
+    assert packed.get("appl") is None and packed.get("zebras") is None
+
+
+def test_it_reads_the_json_of_a_vocabulary_without_an_unknown_item():
+    packed = PackedWords.from_json(Vocabulary(WORDS, specials=(), unknown=None).to_json())
+    assert packed.items == WORDS
+    with pytest.raises(ValueError, match="without an unknown item"):
+        PackedWords.from_json(Vocabulary(["a"], specials=("<unk>",), unknown="<unk>").to_json())
+    with pytest.raises(ValueError, match="list of strings"):
+        PackedWords.from_json({"items": ["a", 3], "unknown": None})
+    with pytest.raises(ValueError, match="'a' repeats"):
+        PackedWords.from_json({"items": ["a", "a"], "unknown": None})
 
 
 def test_many_words_take_little_more_than_their_utf8_bytes():

