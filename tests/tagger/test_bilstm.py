@@ -4,6 +4,7 @@ import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from ner.bilm.lstm import reverse_padded
 from ner.common.precision import fused_lstm_keeps_float32_cell
 from ner.tagger import bilstm
 from ner.tagger.bilstm import BiLSTM, length_groups
@@ -83,6 +84,17 @@ def test_prediction_in_length_groups_equals_one_padded_batch(monkeypatch):
         whole = lstm._encode(inputs, mask)
     torch.testing.assert_close(grouped, whole, rtol=0, atol=1e-6)
     assert not grouped[~mask].any()
+
+
+@pytest.mark.parametrize("lengths", [[4, 2, 0, 3], [4, 4, 4, 4]])
+def test_reverse_padded_reverses_each_row_within_its_length(lengths):
+    """Rows reversed step by step as the definition says, whether or not every row is full
+    (full rows take the whole-batch flip)."""
+    inputs = torch.arange(4 * 4 * 2).view(4, 4, 2)
+    expected = inputs.clone()
+    for row, length in enumerate(lengths):
+        expected[row, :length] = inputs[row, :length].flip(0)
+    assert torch.equal(reverse_padded(inputs, torch.tensor(lengths)), expected)
 
 
 def test_bfloat16_products_only_without_gradients():
