@@ -6,7 +6,7 @@
     .venv/bin/ner-train experiment=conll2003_glove trainer.max_epochs=10 trainer.num_threads=1 \\
         logger=none hydra.run.dir=outputs/glove_only
     .venv/bin/python experiments/bench/against_spacy.py --model outputs/glove_only/model \\
-        --spacy-python /tmp/spacy-env/bin/python --rounds 3 \\
+        --spacy-python /tmp/spacy-env/bin/python --rounds 7 --bfloat16 \\
         --out experiments/results/bench/against_spacy.json
 
 The first run trains spaCy's NER pipeline on CoNLL-2003 train (`spacy init config --pipeline ner
