@@ -14,7 +14,8 @@ with the epoch budget of `budget`, one `ner.cli.train` run into
 torch thread each. A run with a ``results.json`` is skipped; a killed one resumes from its
 checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (⊕ the biLM in
 `--old-bilm`, by default the one shipped in the package) and ``elmo_glove_new`` (⊕ the biLM
-exported to `--new-bilm`: options.json + weights.hdf5; left out without it). Seeds:
+exported to `--new-bilm`: options.json + weights.hdf5; left out without it); ``--bilm NAME=DIR``
+adds ``elmo_glove_NAME`` for one more biLM (repeatable). Seeds:
 `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
 Every finished run leaves a record in ``experiments/results/learning_curve_runs/`` (``<stem>_runs``
@@ -113,22 +114,37 @@ def bilm_overrides(name: str, folder: Path) -> list[str]:
 
 
 def variants(
-    new_bilm: Path | None, old_bilm: Path | None = None, corpus: str = "conll2003"
+    new_bilm: Path | None,
+    old_bilm: Path | None = None,
+    corpus: str = "conll2003",
+    more: dict[str, Path] | None = None,
 ) -> dict[str, list[str]]:
     """Variant name → its `ner.cli.train` overrides (the experiments `<corpus>_glove` and
     `<corpus>_elmo_glove`). `old_bilm`: the folder of the earlier biLM (default: the one shipped
-    in the package, `elmo=small_news`), needed once a newer biLM has replaced it there."""
+    in the package, `elmo=small_news`), needed once a newer biLM has replaced it there; `more`:
+    further biLMs by name, each the variant ``elmo_glove_<name>``."""
     old = ["elmo=small_news"] if old_bilm is None else bilm_overrides("old", old_bilm)
     found = {
         "glove": [f"experiment={corpus}_glove"],
         "elmo_glove_old": [f"experiment={corpus}_elmo_glove", *old],
     }
-    if new_bilm is not None:
-        found["elmo_glove_new"] = [
+    bilms = {"new": new_bilm} if new_bilm is not None else {}
+    for name, folder in {**bilms, **(more or {})}.items():
+        found[f"elmo_glove_{name}"] = [
             f"experiment={corpus}_elmo_glove",
-            *bilm_overrides("new", new_bilm),
+            *bilm_overrides(name, folder),
         ]
     return found
+
+
+def named_folder(text: str) -> tuple[str, Path]:
+    """``NAME=DIR`` of `--bilm` → (NAME, DIR)."""
+    name, separator, folder = text.partition("=")
+    if not separator or not name.isidentifier() or name in ("new", "old"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected NAME=DIR with NAME a word other than new or old"
+        )
+    return name, Path(folder)
 
 
 def result_stem(corpus: str) -> str:
@@ -373,6 +389,14 @@ def main() -> int:
     parser.add_argument(
         "--old-bilm", type=Path, help="folder of the old biLM (default: the shipped one)"
     )
+    parser.add_argument(
+        "--bilm",
+        type=named_folder,
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="one more biLM (options/weights folder), as the variant elmo_glove_NAME",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
     parser.add_argument(
         "--corpus", default="conll2003", help="runs experiment=<corpus>_glove / _elmo_glove"
@@ -385,17 +409,21 @@ def main() -> int:
     parser.add_argument("--set", nargs="*", default=[], help="extra overrides for every run")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between checks")
     args = parser.parse_args()
-    for flag, folder in (("--new-bilm", args.new_bilm), ("--old-bilm", args.old_bilm)):
+    more = dict(args.bilm)
+    flags = [("--new-bilm", args.new_bilm), ("--old-bilm", args.old_bilm)]
+    for flag, folder in [*flags, *(("--bilm", folder) for folder in more.values())]:
         if folder is not None and not (folder / "weights.hdf5").is_file():
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
-    options = variants(args.new_bilm, args.old_bilm, args.corpus)
+    options = variants(args.new_bilm, args.old_bilm, args.corpus, more)
     args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
     args.stem = result_stem(args.corpus)
     args.records = args.out / f"{args.stem}_runs"
     names = args.variants or list(options)
     unknown = sorted(set(names) - set(options))
     if unknown:
-        parser.error(f"unknown variant(s) {unknown}; have {sorted(options)} (with --new-bilm)")
+        parser.error(
+            f"unknown variant(s) {unknown}; have {sorted(options)} (with --new-bilm, --bilm)"
+        )
     runs = plan(names, tuple(args.fractions), args.seeds)
     if args.command == "status":
         for run in runs:

@@ -1,6 +1,7 @@
 """The learning-curve runner (experiments/study/learning_curve.py): its plan, and a tiny end-to-end
 run that trains, writes learning_curve.json/.md/.png, and skips finished runs when rerun."""
 
+import argparse
 import importlib.util
 import json
 import shutil
@@ -132,6 +133,19 @@ def test_an_old_bilm_folder_replaces_the_shipped_one_in_the_old_variant(tmp_path
     assert new.elmo.weight_file == str(tmp_path / "new" / "weights.hdf5")
     assert Path(default.elmo.weight_file).resolve() == (shipped / "weights.hdf5").resolve()
     assert old.elmo.name != new.elmo.name
+
+
+def test_more_bilms_by_name_are_variants_of_their_own(tmp_path: Path) -> None:
+    name, folder = learning_curve.named_folder(f"wide={tmp_path / 'wide'}")
+    found = learning_curve.variants(tmp_path / "new", more={name: folder})
+    assert sorted(found) == ["elmo_glove_new", "elmo_glove_old", "elmo_glove_wide", "glove"]
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        wide = compose("train", overrides=found["elmo_glove_wide"])
+    assert wide.elmo.weight_file == str(tmp_path / "wide" / "weights.hdf5")
+    assert wide.elmo.name == "wide"
+    for wrong in ("wide", "new=dir", "two words=dir"):
+        with pytest.raises(argparse.ArgumentTypeError, match="NAME=DIR"):
+            learning_curve.named_folder(wrong)
 
 
 def test_another_corpus_runs_its_own_experiments_into_its_own_files(tmp_path: Path) -> None:
