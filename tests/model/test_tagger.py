@@ -108,7 +108,7 @@ def test_trained_model_tags_raw_text(tagger: Tagger) -> None:
 
 def test_tagging_runs_without_cyclic_collections(tagger: Tagger, monkeypatch) -> None:
     """The collector is off while a batch is tagged (its walks over torch's objects cost a
-    sixth of a GloVe tagger's time) and on again after, whichever way the text comes."""
+    tenth of a GloVe tagger's time) and on again after, whichever way the text comes."""
     seen = []
     emissions = tagger.model.emissions
     monkeypatch.setattr(
