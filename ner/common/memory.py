@@ -101,11 +101,11 @@ _gc_lock = threading.Lock()
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off inside the block (as it was before, after it).
-    Tagging a batch allocates tens of thousands of small objects (tokens, tags, spans), and each
-    allocation count past the collector's threshold makes it walk every live container, among
-    them the ~190,000 that importing torch leaves: 0.1–0.2 s of a 2-second tag of CoNLL-2003
-    test on one thread. The objects made in the block are freed by reference counting
-    as usual; cycles among them wait for the next collection after it. Nested and concurrent
+    Tagging a batch allocates tens of thousands of small objects (tokens, tags, spans), enough to
+    set off the collector's full collections, which walk every live container, among them the
+    ~190,000 that importing torch leaves: 0.1–0.2 s of a 2-second tag of CoNLL-2003 test on one
+    thread. The objects made in the block are freed by reference counting as usual; cycles
+    among them wait for the next collection after it. Nested and concurrent
     blocks count: the collector comes back on when the last one closes, and only if it was on."""
     global _gc_pauses, _gc_was_enabled
     with _gc_lock:
