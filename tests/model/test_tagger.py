@@ -29,6 +29,7 @@ from ner.model.archive import (
 )
 from ner.model.tagger import Tagger
 from ner.tagger.dataset import collate
+from ner.tagger.model import TaggerModel
 from ner.training.config import ElmoConfig
 
 TEXTS = [
@@ -104,6 +105,19 @@ def test_trained_model_tags_raw_text(tagger: Tagger) -> None:
         "confidence": round(result.entities[0].confidence, 6),
     }
     assert record["sentences"] == [{"start": 0, "end": 26}, {"start": 27, "end": 47}]
+
+
+def test_a_loaded_model_builds_what_the_weights_do_not_hold(tagger: Tagger) -> None:
+    """Loading builds the model without its parameter fills (the weights replace them), so
+    every tensor the weights do not hold (the CRF's transition masks) must come out as in a
+    model built the usual way."""
+    built = TaggerModel(**tagger.model.config)
+    saved = set(tagger.model.state_dict())
+    others = {name: b for name, b in built.named_buffers() if name not in saved and b is not None}
+    assert others  # the CRF's masks at least
+    loaded = dict(tagger.model.named_buffers())
+    for name, expected in others.items():
+        assert torch.equal(loaded[name], expected), name
 
 
 def test_tagging_runs_without_cyclic_collections(tagger: Tagger, monkeypatch) -> None:
