@@ -7,9 +7,9 @@ Reads the run's ``heldout.jsonl`` (one row per evaluation, written every `pretra
 steps; an evaluation repeated after a resume counts once, the last one) and, once the run has
 finished, its ``metrics.json`` (the exported weights' perplexity, the last row when its step is
 new). Writes ``tokens_seen,forward_ppl,backward_ppl`` (positions per direction seen before the
-evaluation) and a PNG beside the CSV, with the shipped biLM's held-out perplexity as reference
-lines (measured on its own held-out sentences and vocabulary, so a guide, not a like-for-like
-comparison).
+evaluation) and a PNG beside the CSV, with the shipped biLM's held-out perplexity (as its
+MODEL_CARD.md states it) as reference lines (measured on its own held-out sentences and
+vocabulary, so a guide, not a like-for-like comparison).
 """
 
 from __future__ import annotations
@@ -17,9 +17,21 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 from pathlib import Path
 
-SHIPPED = {"forward": 224.0, "backward": 236.2}  # ner/pretrained/elmo-small-news/MODEL_CARD.md
+from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
+
+
+def shipped_perplexity(card: Path = PRETRAINED_DIR / SHIPPED_MODEL / "MODEL_CARD.md") -> dict:
+    """Direction → the held-out perplexity the shipped biLM's card states (``| forward |
+    **87.0** |`` rows)."""
+    found = dict(
+        re.findall(r"^\| (forward|backward) \| \*\*([0-9.]+)\*\* \|$", card.read_text(), re.M)
+    )
+    if set(found) != {"forward", "backward"}:
+        raise SystemExit(f"{card}: no forward and backward perplexity rows")
+    return {direction: float(found[direction]) for direction in ("forward", "backward")}
 
 
 def curve(run: Path) -> list[tuple[int, float, float]]:
@@ -56,7 +68,7 @@ def plot(points: list[tuple[int, float, float]], path: Path) -> None:
         tokens = [p[0] / 1e6 for p in points]
         axis.plot(tokens, [p[1] for p in points], marker="o", label="forward")
         axis.plot(tokens, [p[2] for p in points], marker="o", label="backward")
-    for (direction, value), style in zip(SHIPPED.items(), (":", "--"), strict=True):
+    for (direction, value), style in zip(shipped_perplexity().items(), (":", "--"), strict=True):
         axis.axhline(value, color="grey", linestyle=style, label=f"shipped biLM, {direction}")
     axis.set_yscale("log")
     axis.set_xlabel("positions seen per direction (millions)")
