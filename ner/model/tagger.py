@@ -18,6 +18,7 @@ same forward-backward, or the softmax probability of a model without a CRF.
 """
 
 import functools
+import gc
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from torch.overrides import TorchFunctionMode
 from ner.bilm.bilm import BiLM
 from ner.common.batching import length_batches
 from ner.common.errors import InputError
-from ner.common.memory import collector_paused
+from ner.common.memory import collector_paused, release_free_memory
 from ner.common.packed_words import PackedWords
 from ner.common.precision import product_dtype, warn_if_slow
 from ner.common.vocabulary import Vocabulary
@@ -460,6 +461,12 @@ class Tagger:
             **options,
         )
         tagger.config = archive.config
+        # The parsed vocabulary files (400k GloVe words as Python strings) and the loading's
+        # reference cycles are garbage now: collect them and hand the heap space back, or it
+        # stays in the process for good.
+        del archive, words, vectors
+        gc.collect()
+        release_free_memory()
         return tagger
 
     @classmethod

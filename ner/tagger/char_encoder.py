@@ -41,11 +41,13 @@ class CharCnnEncoder(nn.Module):
         """Distinct words (U, C) char ids → their max-pooled filter outputs (U, filters)."""
         # embedded: (U, char_dim, C)
         embedded = self.embedding(words).transpose(1, 2)
-        # convolved: (U, filters, C - width + 1), ≥ 0 after ReLU
-        convolved = torch.relu(self.conv(embedded))
+        # convolved: (U, filters, C - width + 1)
+        convolved = self.conv(embedded)
         word_lengths = (words > 0).sum(1)
         windows = torch.clamp(word_lengths - self.width + 1, min=1)
         positions = torch.arange(convolved.size(2), device=words.device)
-        # valid: (U, 1, positions); 0 is neutral for a max over ReLU outputs.
+        # valid: (U, 1, positions). Windows in padding are set to 0, which the ReLU keeps and
+        # which is neutral for a max over ReLU outputs. Both steps work in place (neither
+        # backward needs the values they overwrite): one tensor of activations, not three.
         valid = (positions.unsqueeze(0) < windows.unsqueeze(1)).unsqueeze(1)
-        return convolved.masked_fill(~valid, 0.0).max(2).values
+        return torch.relu_(convolved.masked_fill_(~valid, 0.0)).max(2).values
