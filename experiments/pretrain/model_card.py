@@ -38,6 +38,9 @@ def card(name: str, run: Path, metrics: dict, config: dict, log: list[dict], not
         for source, counts in metrics["sources"].items()
     )
     rates = [r["tokens_per_s"] for r in log]
+    # of its products; runs from before the setting trained in float32. The default (auto)
+    # depends on the machine, so the card's command pins it.
+    precision = metrics.get("precision", "float32")
     hours = metrics["train_seconds"] / 3600
     return f"""# {name}
 
@@ -97,13 +100,14 @@ commercial use of this model.
 | loss | sampled softmax, {settings["n_negative_samples"]} log-uniform negatives per batch; final training loss {log[-1]["loss"]:.2f} |
 | optimizer | {optimizer_name(settings["optimizer"])} lr {settings["optimizer"]["lr"]}, {settings["warmup_steps"]} warm-up steps, {settings["lr_schedule"]} schedule, grad-norm clip {settings["clip_norm"]}, dropout {settings["dropout"]}, seed {settings["seed"]} |
 | state | carried through every stream (bilm-tf), except that each stream restarts from a zero state with probability {settings["state_reset_probability"]} per batch, so the model also works from the zero state inference starts from |
+| precision | {precision} products (`pretrain.precision={precision}`) |
 | time | {hours:.2f} h of training on {settings["threads"]} CPU thread(s) (a 2-core machine shared with other jobs; {min(rates):.0f}–{max(rates):.0f} positions/s) |
 | curve | held-out perplexity every {settings["eval_every"]} steps: `experiments/results/bilm_perplexity.csv` (and `.png`) |
 
 Exact command (from the repository root of a `git worktree` of the commit that trained it):
 
 ```bash
-{COMMAND}
+{COMMAND} pretrain.precision={precision}
 ```
 
 {note}Training on CPU with one thread is deterministic: the same command repeats the same losses (and

@@ -5,7 +5,10 @@
 # command resumes from the last checkpoint (written every 10 minutes), so the run can span several
 # sessions.
 #
-#   bash experiments/pretrain/train_clean.sh            # start or resume; returns at once
+#   bash experiments/pretrain/train_clean.sh pretrain.precision=float32
+#                                                       # start or resume (as the shipped run,
+#                                                       # whose products were float32); returns
+#                                                       # at once
 #   bash experiments/pretrain/train_clean.sh model.lstm.dim=1024 pretrain.precision=bfloat16
 #                                                       # another shape (same overrides to resume)
 #   tail -f "$RUN/train.log"                            # progress; heldout.jsonl: perplexity curve

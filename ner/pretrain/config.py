@@ -83,7 +83,7 @@ class PretrainSettings:
     device: str = "auto"  # auto | cpu | cuda
     # Of the training steps' products: float32, bfloat16 (mixed precision), or auto (bfloat16
     # where the device multiplies it natively)
-    precision: str = one_of("auto", "float32", "bfloat16", default="float32")
+    precision: str = one_of("auto", "float32", "bfloat16", default="auto")
     # An existing biLM to continue from: {options: PATH, weights: PATH} (checked by `validate`;
     # OmegaConf cannot merge an override into a typed node that is null).
     init_from: Any = None

@@ -32,6 +32,7 @@ TINY = [
     "pretrain.eval_batch_size=4",
     "pretrain.eval_unroll_steps=5",
     "pretrain.threads=1",
+    "pretrain.precision=float32",  # the same arithmetic on every CPU (auto picks by the CPU)
     "pretrain.device=cpu",
     "corpus.heldout_per_mille=100",
 ]

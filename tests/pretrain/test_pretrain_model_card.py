@@ -30,7 +30,10 @@ def test_the_card_reports_the_runs_own_figures(tiny_config, tmp_path: Path) -> N
     assert f"**{metrics['perplexity']['forward']:.1f}**" in card
     assert f"**{metrics['perplexity']['backward']:.1f}**" in card
     assert f"{metrics['steps']:,} × batch 4 streams × 5 steps" in card
-    assert "The schedule changed at step 2.\n" in card and model_card.COMMAND in card
+    assert "The schedule changed at step 2.\n" in card
+    # the precision the run used (the default, auto, depends on the machine) is pinned
+    pinned = f"pretrain.precision={metrics['precision']}"
+    assert f"{model_card.COMMAND} {pinned}\n" in card and f"products (`{pinned}`)" in card
     assert json.loads((target / "options.json").read_text()) == json.loads(
         (run / "options.json").read_text()
     )
