@@ -5,6 +5,8 @@
         [--note FILE]   # e.g. experiments/pretrain/train_clean_history.md for the clean run
 
 Every figure in the card is read from the run (metrics.json, checkpoint.pt config, log.jsonl).
+What the biLM adds to a tagger is not in the run: that section ("On a tagger") is written into
+the card by hand from the learning curve (experiments/study/learning_curve.py) once it has run.
 """
 
 import argparse
