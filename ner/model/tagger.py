@@ -18,7 +18,6 @@ same forward-backward, or the softmax probability of a model without a CRF.
 """
 
 import functools
-import gc
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -461,11 +460,9 @@ class Tagger:
             **options,
         )
         tagger.config = archive.config
-        # The parsed vocabulary files (400k GloVe words as Python strings) and the loading's
-        # reference cycles are garbage now: collect them and hand the heap space back, or it
-        # stays in the process for good.
+        # The parsed vocabulary files (400k GloVe words as Python strings) are freed now; hand
+        # the heap space they took back, or it stays in the process for good.
         del archive, words, vectors
-        gc.collect()
         release_free_memory()
         return tagger
 

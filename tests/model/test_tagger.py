@@ -10,12 +10,14 @@ import shutil
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
 import torch
 from tiny_tagger import FIXTURE, corpus, one_thread, saved_model, train_tagger
 
+import ner.model.tagger as tagger_module
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.options import BiLMOptions
@@ -411,3 +413,25 @@ def test_confidence_is_the_crf_probability_of_the_span(tagger: Tagger) -> None:
             if wanted in tags_to_spans([tags[i] for i in path], "bioes")
         )
         assert entity.confidence == pytest.approx(expected, rel=1e-6)
+
+
+def test_load_hands_back_the_heap_once_the_parsed_folder_is_gone(monkeypatch) -> None:
+    """The parsed vocabulary files are freed before the heap is trimmed, so their space goes back
+    to the system instead of staying in the process."""
+    archives: list[weakref.ref] = []
+    alive_at_trim: list[bool] = []
+    load_archive = tagger_module.load_archive
+
+    def recorded_load(*args, **kwargs):
+        archive = load_archive(*args, **kwargs)
+        archives.append(weakref.ref(archive))
+        return archive
+
+    monkeypatch.setattr(tagger_module, "load_archive", recorded_load)
+    monkeypatch.setattr(
+        tagger_module,
+        "release_free_memory",
+        lambda: alive_at_trim.append(any(ref() is not None for ref in archives)),
+    )
+    Tagger.load(saved_model())
+    assert len(archives) == 1 and alive_at_trim == [False]
