@@ -21,6 +21,7 @@
 import ast
 import contextlib
 import functools
+import gzip
 import importlib
 import inspect
 import io
@@ -308,6 +309,7 @@ def test_every_command_in_running_text_uses_existing_options(command: Command):
 
 TEXT = "EU rejects German call to boycott British lamb.\nPeter Smith lives in Rome.\n"
 TOKENS = "Peter Smith lives in Rome .\nAnna went to Berlin .\n"
+JSONL = "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(TEXT.splitlines()))
 CONLL = "Peter B-PER\nSmith I-PER\nlives O\nin O\nRome B-LOC\n. O\n\nAnna B-PER\nleft O\n. O\n"
 COLUMNS = ["Anna NNP B-NP B-PER", "visited VBD B-VP O", "Rome NNP B-NP B-LOC", ". . O O"]
 
@@ -341,6 +343,17 @@ def write_column_file(path: Path, columns: int, sentences: int = 30) -> None:
     path.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
 
 
+def write_input(cwd: Path, source: str, content: str) -> None:
+    """An input file that `source` names: the file itself, a file in a folder (``dir/``) or
+    one a glob pattern matches; gzip-compressed for a ``.gz`` name."""
+    path = cwd / source.replace("*", "part-1")
+    if source.endswith("/"):
+        path = path / "part-1.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = content.encode()
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+
+
 def make_tiny_inputs(command: Command, cwd: Path) -> list[str]:
     """The command's arguments with model folders, biLM files and repository files resolved, and
     every input file it names written, in the layout it reads."""
@@ -368,10 +381,11 @@ def make_tiny_inputs(command: Command, cwd: Path) -> list[str]:
                     write_column_file(cwd / corpus / f"{split}.txt", columns)
     elif program == "ner-predict" and "--help" not in args:
         parsed = parsers(program)[program].parse_args(args)
-        content = {"text": TEXT, "tokens": TOKENS, "conll": CONLL}[parsed.input_format]
-        source = command.stdin if parsed.input == "-" else parsed.input
-        if source is not None:  # else `echo TEXT |` gives the input
-            (cwd / source).write_text(content, encoding="utf-8")
+        content = {"text": TEXT, "tokens": TOKENS, "conll": CONLL, "jsonl": JSONL}
+        for source in parsed.input:
+            source = command.stdin if source == "-" else source
+            if source is not None:  # else `echo TEXT |` gives the input
+                write_input(cwd, source, content[parsed.input_format])
     elif program == "ner-embed" and "--help" not in args:
         (cwd / args[0]).write_text(TOKENS, encoding="utf-8")
     elif program == "ner-report" and "--help" not in args:

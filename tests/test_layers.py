@@ -24,6 +24,7 @@ LAYERS = {
     "pretrain": 3,
     "model": 4,
     "serving": 5,
+    "corpus": 5,
     "training": 5,
     "cli": 6,
     "conf": 6,

@@ -5,6 +5,10 @@ CoNLL input whose every token line has a tag in its last column is scored (conll
 strict seqeval, printed to stderr and written with ``--scores``); a model of per-token labels
 (part of speech) is scored by token accuracy. Bad input lines never stop the run: each is warned
 about (and recorded in jsonl), and the rest is tagged.
+
+``ner-predict MODEL INPUT... --output-dir DIR [--jobs N] [--shard K/N]`` tags files, folders
+and glob patterns (compressed or not) into one output file each, in worker processes, resumably
+(`ner.corpus.run`); its files are byte-identical to the single-input command's.
 """
 
 import argparse
@@ -15,11 +19,14 @@ import time
 from pathlib import Path
 
 from ner.cli.options import add_model_options, encoding_name, positive_int
-from ner.common.errors import NerError, report_user_error
+from ner.common.errors import InputError, NerError, report_user_error
 from ner.common.files import open_input, open_output, write_json
+from ner.corpus.inputs import discover, open_decompressed
+from ner.corpus.run import CorpusRun, tag_corpus
+from ner.corpus.workers import TagOptions
 from ner.data.tag_input import read_lines
 from ner.data.tokenize import TOKENIZERS
-from ner.model.tag_files import INPUT_FORMATS, OUTPUT_FORMATS, tag_input
+from ner.model.tag_files import INPUT_FORMATS, OUTPUT_FORMATS
 
 LOAD_OPTIONS = ("device", "allow_download", "max_length", "tag_scheme", "tokenizer", "precision")
 
@@ -36,12 +43,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "model", help="model directory (e.g. outputs/<run>/model) or shipped tagger (conll2003)"
     )
-    p.add_argument("input", help="input file, or - for stdin")
+    p.add_argument(
+        "input",
+        nargs="+",
+        help="input file (plain, .gz, .bz2 or .xz), or - for stdin; with --output-dir: files, "
+        "folders and glob patterns",
+    )
     p.add_argument(
         "-o", "--output", default="-", help="output file, replaced when complete (default: stdout)"
     )
     p.add_argument("--format", choices=OUTPUT_FORMATS, default="jsonl", help="output format")
     p.add_argument("--input-format", choices=INPUT_FORMATS, default="text")
+    p.add_argument(
+        "--text-field", default="text", help="jsonl input: the field that holds the text"
+    )
+    add_corpus_options(p)
     p.add_argument("--batch-size", type=positive_int, default=64, help="sentences per batch")
     add_model_options(
         p,
@@ -68,9 +84,72 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def add_corpus_options(p: argparse.ArgumentParser) -> None:
+    """``--output-dir``, ``--jobs``, ``--shard``, ``--quiet``: tagging a corpus."""
+    p.add_argument(
+        "--output-dir",
+        help="tag every input into one output file each under this folder, resumably",
+    )
+    p.add_argument(
+        "--jobs", type=positive_int, default=1, help="worker processes (with --output-dir)"
+    )
+    p.add_argument(
+        "--shard",
+        type=shard_part,
+        metavar="K/N",
+        help="tag only the K-th of N parts (K from 0) into --output-dir, e.g. one job array "
+        "task's; a run without it then assembles the files",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress lines (with --output-dir)")
+
+
+def shard_part(value: str) -> tuple[int, int]:
+    """An argparse type: ``K/N`` with 0 <= K < N."""
+    part, _, parts = value.partition("/")
+    if not (part.isdigit() and parts.isdigit() and int(part) < int(parts)):
+        raise argparse.ArgumentTypeError(f"expected K/N with 0 <= K < N, got {value!r}")
+    return int(part), int(parts)
+
+
+def tag_options(args: argparse.Namespace) -> TagOptions:
+    """The model and tagging options of `args`, as the corpus workers take them."""
+    return TagOptions(
+        model=args.model,
+        load={key: getattr(args, key) for key in LOAD_OPTIONS},
+        threads=args.threads,
+        batch_size=args.batch_size,
+        chunk_lines=args.chunk_lines,
+        input_format=args.input_format,
+        output_format=args.format,
+        text_field=args.text_field,
+        tag_scheme=args.tag_scheme,
+        encoding=args.encoding,
+    )
+
+
+def run_corpus(args: argparse.Namespace) -> int:
+    """Tag every input into --output-dir (`ner.corpus.run`); status 1 when an input failed."""
+    output_dir = Path(args.output_dir)
+    if "-" in args.input or args.output != "-" or args.scores:
+        raise InputError("--output-dir takes input files, not -, and no -o or --scores")
+    inputs = discover(args.input, output_dir, args.format)
+    run = CorpusRun(inputs, output_dir, tag_options(args), args.jobs, args.shard, args.quiet)
+    summary, failed = tag_corpus(run)
+    print(f"ner-predict: {summary}", file=sys.stderr)
+    if failed:
+        print(f"ner-predict: {len(failed)} inputs failed: {'; '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Load the model, tag the input, write the output (the -o file under a temporary name,
-    renamed when complete); returns the exit status."""
+    renamed when complete); with --output-dir, tag a corpus (`run_corpus`). Returns the exit
+    status."""
+    if args.output_dir:
+        return run_corpus(args)
+    if len(args.input) > 1 or args.jobs > 1 or args.shard:
+        raise InputError("several inputs, --jobs and --shard need --output-dir")
+    (args.input,) = args.input
     import torch
 
     from ner.model.tagger import Tagger
@@ -82,22 +161,14 @@ def run(args: argparse.Namespace) -> int:
     loaded = time.perf_counter()
     with contextlib.ExitStack() as files:
         source = (
-            sys.stdin.buffer if args.input == "-" else files.enter_context(open_input(args.input))
+            sys.stdin.buffer
+            if args.input == "-"
+            else open_decompressed(files.enter_context(open_input(args.input)), args.input)
         )
         out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
         records = io.StringIO() if args.format == "html" else out  # html: jsonl first, then a page
         lines = read_lines(source, args.encoding)
-        evaluation, skipped = tag_input(
-            tagger,
-            lines,
-            records,
-            input_format=args.input_format,
-            output_format=args.format,
-            batch_size=args.batch_size,
-            chunk_lines=args.chunk_lines,
-            tag_scheme=args.tag_scheme,
-            warn=_warn,
-        )
+        evaluation, skipped = tag_options(args).tag(tagger, lines, records, _warn)
         if evaluation is not None:
             print(f"ner-predict: {evaluation.summary()}", file=sys.stderr)
             if args.scores:

@@ -2,15 +2,17 @@
 the rest goes on.
 
 `read_lines` decodes a byte stream line by line; a line that is not valid text in its encoding
-or holds NUL bytes (binary data) carries an error message instead of text. `read_conll` groups
+or holds NUL bytes (binary data) carries an error message instead of text. `read_json_lines` reads
+such lines as JSON objects whose text is one field (``--input-format jsonl``). `read_conll` groups
 such lines into CoNLL blocks: one token per line (first column), blank lines between sentences,
 ``-DOCSTART-`` lines passed through; a block whose every line has a second column carries the
 last column as gold tags.
 """
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from ner.data.columns import DOCSTART
 from ner.data.lines import Undecodable, read_text_lines
@@ -18,11 +20,13 @@ from ner.data.lines import Undecodable, read_text_lines
 
 @dataclass
 class Line:
-    """An input line: its number (1-based) and text, or why it could not be read."""
+    """An input line: its number (1-based) and text, or why it could not be read; fields: the
+    other fields of a JSON lines record, carried through to its output record."""
 
     number: int
     text: str | None
     error: str | None = None
+    fields: dict[str, Any] | None = None
 
 
 @dataclass
@@ -49,6 +53,40 @@ def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
             yield Line(number, None, f"line {number} holds NUL bytes (binary data?); skipped")
         else:
             yield Line(number, text)
+
+
+def read_json_lines(
+    lines: Iterable[Line], text_field: str, reserved: frozenset[str] = frozenset()
+) -> Iterator[Line]:
+    """JSON lines: each line one object whose `text_field` holds the text to tag; the object's
+    other fields ride along in `Line.fields`. A line that is no JSON object, lacks the field,
+    holds no string there or has a field named in `reserved` (the output record's own keys)
+    carries an error instead; a blank line is an empty text."""
+    for line in lines:
+        if line.text is None or not line.text.strip():
+            yield line
+            continue
+        where = f"line {line.number}"
+        try:
+            record = json.loads(line.text)
+        except json.JSONDecodeError as error:
+            yield Line(line.number, None, f"{where} is not JSON ({error.msg}); skipped")
+            continue
+        if not isinstance(record, dict):
+            yield Line(line.number, None, f"{where} is not a JSON object; skipped")
+        elif not isinstance(record.get(text_field), str):
+            problem = "has no" if text_field not in record else "has no string in its"
+            yield Line(line.number, None, f"{where} {problem} {text_field!r} field; skipped")
+        elif clash := sorted(reserved & (record.keys() - {text_field})):
+            yield Line(
+                line.number,
+                None,
+                f"{where}: its field {clash[0]!r} is a key of the output record; skipped "
+                "(rename it or choose another --text-field)",
+            )
+        else:
+            text = record.pop(text_field)
+            yield Line(line.number, text, fields=record)
 
 
 def read_conll(lines: Iterable[Line]) -> Iterator[ConllSentence | Line]:

@@ -1,6 +1,8 @@
 """Tagging a file or stream with a `Tagger` and writing the results (``ner-predict``).
 
 Input formats: ``text``, one document per line, split into sentences and tokenized like CoNLL;
+``jsonl``, one JSON object per line whose text field is tagged like ``text`` and whose other
+fields are carried through to its output record (`ner.data.tag_input.read_json_lines`);
 ``tokens``, one pre-tokenized sentence per line, tokens separated by whitespace; ``conll``, CoNLL
 blocks (`ner.data.tag_input.read_conll`). Output formats: ``jsonl``, one object per input line
 (per sentence for CoNLL input) with the text, its tokens and entities, all with character offsets
@@ -14,18 +16,34 @@ to `warn`; the rest is tagged.
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from typing import IO
 
 from ner.data.labels import TOKENS
-from ner.data.tag_input import ConllSentence, Line, read_conll
+from ner.data.tag_input import ConllSentence, Line, read_conll, read_json_lines
 from ner.data.tag_schemes import TagSchemeError, split_tag
 from ner.model.evaluation import Evaluation
 from ner.model.tagger import TaggedText, Tagger, whitespace_tokens
 
-INPUT_FORMATS = ("text", "tokens", "conll")
+INPUT_FORMATS = ("text", "tokens", "conll", "jsonl")
 OUTPUT_FORMATS = ("jsonl", "conll", "html")
+# The keys of a jsonl output record, which a jsonl input record's own fields may not reuse.
+RECORD_KEYS = frozenset({"line", "text", "tokens", "tags", "sentences", "entities", "error"})
 Warn = Callable[[str], None]
+
+
+@dataclass
+class TagCounts:
+    """What a tagging call went through: input lines (CoNLL: sentences), tokens, entities."""
+
+    lines: int = 0
+    tokens: int = 0
+    entities: int = 0
+
+    def add(self, result: TaggedText) -> None:
+        self.tokens += len(result.tokens)
+        self.entities += len(result.entities)
 
 
 def _records(output_format: str) -> bool:
@@ -58,11 +76,15 @@ def tag_input(
     batch_size: int = 64,
     chunk_lines: int = 2000,
     tag_scheme: str | None = None,
+    text_field: str = "text",
     warn: Warn = lambda message: None,
+    counts: TagCounts | None = None,
 ) -> tuple[Evaluation | None, int]:
     """Tag input in any of `INPUT_FORMATS`: CoNLL (`tag_and_score_conll`: scored when it has
-    gold tags) or lines of text or tokens (`tag_lines`). Returns the evaluation (None when
-    unscored) and how many sentences or lines were skipped."""
+    gold tags) or lines of text, tokens or JSON records (`tag_lines`; a record's text is its
+    `text_field`). Returns the evaluation (None when unscored) and how many sentences or lines
+    were skipped; counts: adds what was tagged to it."""
+    counts = TagCounts() if counts is None else counts
     if input_format == "conll":
         return tag_and_score_conll(
             tagger,
@@ -72,7 +94,10 @@ def tag_input(
             batch_size=batch_size,
             tag_scheme=tag_scheme,
             warn=warn,
+            counts=counts,
         )
+    if input_format == "jsonl":
+        lines, input_format = read_json_lines(lines, text_field, RECORD_KEYS), "text"
     skipped = tag_lines(
         tagger,
         lines,
@@ -82,6 +107,7 @@ def tag_input(
         batch_size=batch_size,
         chunk_lines=chunk_lines,
         warn=warn,
+        counts=counts,
     )
     return None, skipped
 
@@ -96,15 +122,19 @@ def tag_lines(
     batch_size: int = 64,
     chunk_lines: int = 2000,
     warn: Warn = lambda message: None,
+    counts: TagCounts | None = None,
 ) -> int:
     """Tag ``text`` or ``tokens`` input `chunk_lines` lines at a time (so a stream of any length
-    needs bounded memory) and write each chunk's results; returns how many lines were skipped."""
+    needs bounded memory) and write each chunk's results, a line's `Line.fields` included;
+    returns how many lines were skipped; counts: adds what was tagged to it."""
     if input_format not in ("text", "tokens"):
         raise ValueError(f"input format must be text or tokens, got {input_format!r}")
     records = _records(output_format)
+    counts = TagCounts() if counts is None else counts
     skipped = 0
     lines = iter(lines)
     while chunk := list(islice(lines, chunk_lines)):
+        counts.lines += len(chunk)
         texts = [line.text for line in chunk if line.text is not None]
         if input_format == "text":
             results = tagger.predict(texts, batch_size=batch_size)
@@ -118,8 +148,9 @@ def tag_lines(
                 _skip(line, output_format, out, warn)
                 continue
             result = next(tagged)
+            counts.add(result)
             if records:
-                record = {"line": line.number, **result.to_json()}
+                record = {"line": line.number, **result.to_json(), **(line.fields or {})}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
             else:
                 for start, end in result.sentences:
@@ -138,12 +169,15 @@ def tag_conll(
     batch_size: int = 64,
     warn: Warn = lambda message: None,
     tagged: Sequence[TaggedText] | None = None,
+    counts: TagCounts | None = None,
 ) -> tuple[list[list[str]], int]:
     """Tag the CoNLL blocks among `items` and write them in order, ``-DOCSTART-`` lines kept
     (``conll``); returns the predicted tags of each sentence and how many blocks were skipped.
-    tagged: the sentences' results when they are tagged already (e.g. by an evaluation)."""
+    tagged: the sentences' results when they are tagged already (e.g. by an evaluation);
+    counts: adds what was tagged to it (a sentence counts as a line)."""
     items = list(items)
     records = _records(output_format)
+    counts = TagCounts() if counts is None else counts
     if tagged is None:
         sentences = [item.tokens for item in items if isinstance(item, ConllSentence)]
         tagged = tagger.predict_tokens(sentences, batch_size=batch_size)
@@ -159,6 +193,8 @@ def tag_conll(
                 out.write(f"{item.text}\n\n")
         else:
             result = next(results)
+            counts.lines += 1
+            counts.add(result)
             predicted.append(result.tags)
             if records:
                 record = {"line": item.first_line, **result.to_json(), "gold_tags": item.gold}
@@ -191,11 +227,12 @@ def tag_and_score_conll(
     batch_size: int = 64,
     tag_scheme: str | None = None,
     warn: Warn = lambda message: None,
+    counts: TagCounts | None = None,
 ) -> tuple[Evaluation | None, int]:
     """Tag CoNLL input (read whole, to know the gold scheme first), write it as `tag_conll`
     does, and score it when every sentence has gold tags in its last column (tagged in the
     gold's scheme unless `tag_scheme` says otherwise; `ner.model.evaluation`). Returns the
-    evaluation (None when unscored) and how many blocks were skipped."""
+    evaluation (None when unscored) and how many blocks were skipped; counts: as `tag_conll`."""
     items = list(read_conll(lines))
     sentences = [item for item in items if isinstance(item, ConllSentence)]
     not_a_tag = None if tagger.labels == TOKENS else _first_non_tag(sentences)
@@ -219,6 +256,6 @@ def tag_and_score_conll(
     tagged = evaluation.tagged if evaluation else None
     _, skipped = tag_conll(
         tagger, items, out, output_format=output_format, batch_size=batch_size, warn=warn,
-        tagged=tagged,
+        tagged=tagged, counts=counts,
     )  # fmt: skip
     return evaluation, skipped

@@ -1,0 +1,203 @@
+"""`tag_corpus`: tag every input of a corpus into an output folder, resumably.
+
+The driver (this process) reads the inputs and cuts them into shards (`ner.corpus.shards`); the
+engine tags them (`ner.corpus.workers`), at most two per job in flight, so memory stays bounded
+whatever the input's size; each finished shard is kept on disk, and an input's output file is
+assembled from its shards in input order once all are done. A rerun of the same command (after a
+kill, or after ``--shard K/N`` runs) skips the shards that are kept, so it ends with the same
+bytes as an uninterrupted run. One run at a time writes into a folder (a lock; with ``--shard``,
+one per part).
+
+An input that cannot be read fails alone: it is named on stderr and in the returned list, and
+the other inputs go on.
+"""
+
+import sys
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from ner.common.downloads import sha256_file
+from ner.common.errors import InputError, NerError, file_error
+from ner.common.files import file_lock, open_input
+from ner.corpus.inputs import READ_ERRORS, CorpusInput, open_decompressed
+from ner.corpus.manifest import claim, folder_digest
+from ner.corpus.progress import Progress
+from ner.corpus.shards import ShardStore, selected, shard_lines
+from ner.corpus.workers import LocalEngine, ShardResult, TagOptions
+from ner.data.tag_input import Line
+from ner.model.shipped import resolve_model
+
+STATE = ".ner-predict"  # the hidden folder of manifest, locks and finished shards
+IN_FLIGHT_PER_JOB = 2
+
+
+class WorkerDied(NerError, RuntimeError):
+    """A worker process ended mid-run (killed, or out of memory)."""
+
+
+class UnreadableInput(Exception):
+    """An input file could not be opened or read to its end; the message names it."""
+
+
+@dataclass
+class CorpusRun:
+    """What to tag: the inputs, the output folder, how (`TagOptions`), how many worker
+    processes, which ``--shard K/N`` (None: all), and whether to show progress."""
+
+    inputs: list[CorpusInput]
+    output_dir: Path
+    options: TagOptions
+    jobs: int = 1
+    selection: tuple[int, int] | None = None
+    quiet: bool = False
+
+
+def _reason(path: Path, error: BaseException) -> str:
+    if isinstance(error, NerError):
+        return str(error)
+    if isinstance(error, OSError):
+        return str(file_error(path, error))
+    return f"{path}: {error}"
+
+
+def _read_shards(item: CorpusInput, options: TagOptions) -> Iterator[tuple[int, list[Line], int]]:
+    """(index, lines, bytes of the file they took) of each shard of `item`;
+    UnreadableInput when it cannot be opened or read."""
+    try:
+        with open_input(item.path) as raw, open_decompressed(raw, item.path) as stream:
+            last = 0
+            for index, lines in enumerate(
+                shard_lines(stream, options.input_format, options.encoding, options.chunk_lines)
+            ):
+                position = raw.tell()
+                yield index, lines, position - last
+                last = position
+    except (NerError, *READ_ERRORS) as error:
+        raise UnreadableInput(_reason(item.path, error)) from None
+
+
+class _Driver:
+    """One run's state: what is in flight, how many shards each input has, what failed."""
+
+    def __init__(self, run: CorpusRun) -> None:
+        self.run = run
+        self.store = ShardStore(run.output_dir, run.output_dir / STATE)
+        self.failed: list[str] = []
+        self.pending: dict[Future[ShardResult], tuple[CorpusInput, int, int]] = {}
+        self.shards: dict[str, int] = {}  # output → its number of shards, once read whole
+        self.progress: Progress | None = None
+
+    def fail(self, reason: str) -> None:
+        self.failed.append(reason)
+        print(f"ner-predict: error: {reason}; the other inputs go on", flush=True, file=sys.stderr)
+
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """Each readable input's size and digest, for the manifest (the others fail now)."""
+        entries = {}
+        for item in self.run.inputs:
+            try:
+                size = item.path.stat().st_size
+                entries[item.output] = {"size": size, "sha256": sha256_file(item.path)}
+            except OSError as error:
+                self.fail(_reason(item.path, error))
+        return entries
+
+    def tag(self, item: CorpusInput, engine: LocalEngine) -> None:
+        """Send the shards of `item` that this run does and that are not kept yet."""
+        assert self.progress is not None
+        count = 0
+        try:
+            for index, lines, size in _read_shards(item, self.run.options):
+                count = index + 1
+                if not selected(item.output, index, self.run.selection):
+                    self.progress.advance(size)
+                elif self.store.has(item.output, index):
+                    self.progress.kept += 1
+                    self.progress.advance(size)
+                else:
+                    self.wait(IN_FLIGHT_PER_JOB * self.run.jobs - 1)
+                    self.pending[engine.submit(lines)] = (item, index, size)
+        except UnreadableInput as error:
+            self.fail(str(error))
+            return
+        self.shards[item.output] = count
+
+    def wait(self, limit: int) -> None:
+        """Keep finished shards until at most `limit` are in flight."""
+        while len(self.pending) > limit:
+            finished, _ = wait(list(self.pending), return_when=FIRST_COMPLETED)
+            for future in finished:
+                self.keep(future)
+
+    def keep(self, future: "Future[ShardResult]") -> None:
+        assert self.progress is not None
+        item, index, size = self.pending.pop(future)
+        try:
+            result = future.result()
+        except BrokenProcessPool:
+            raise WorkerDied(
+                "a worker process died (killed, or out of memory?); the finished shards are "
+                "kept: rerun the same command to go on"
+            ) from None
+        for message in result.messages:
+            self.progress.say(f"{item.path}: {message}")
+        self.store.write(item.output, index, result.text, result.counts)
+        self.progress.advance(size, result.counts)
+
+    def assemble(self) -> None:
+        """Write each output whose every shard is kept (a ``--shard`` run writes none)."""
+        if self.run.selection is not None:
+            return
+        for item in self.run.inputs:
+            count = self.shards.get(item.output)
+            if count is not None and all(self.store.has(item.output, i) for i in range(count)):
+                self.store.assemble(item.output, count)
+
+    def go(self) -> str:
+        """Tag, keep and assemble; returns the summary line."""
+        options = self.run.options
+        entries = self.entries()
+        model = folder_digest(resolve_model(options.model))
+        claim(
+            self.run.output_dir / STATE,
+            {"model": model, "options": options.record(), "inputs": entries},
+        )
+        todo = [i for i in self.run.inputs if i.output in entries and not self.store.done(i.output)]
+        total = sum(entries[i.output]["size"] for i in todo)
+        self.progress = Progress(total, quiet=self.run.quiet)
+        engine = LocalEngine(options, self.run.jobs)
+        try:
+            for item in todo:
+                self.tag(item, engine)
+            self.wait(0)
+        finally:
+            engine.close()
+        self.assemble()
+        return self.progress.summary(len(self.run.inputs))
+
+
+def tag_corpus(run: CorpusRun) -> tuple[str, list[str]]:
+    """Tag `run` (see the module's docstring); returns the summary line and the inputs that
+    failed, each as ``path: reason``. InputError when another run holds the folder or the
+    manifest is another run's."""
+    state = run.output_dir / STATE
+    name = "run" if run.selection is None else f"shard-{run.selection[0]}-of-{run.selection[1]}"
+    lock = file_lock(state / name, timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise InputError(
+            f"{run.output_dir}: another ner-predict run is writing into it (lock "
+            f"{lock.lock_file}); wait for it to finish, or tag into another --output-dir"
+        ) from None
+    try:
+        driver = _Driver(run)
+        return driver.go(), driver.failed
+    finally:
+        lock.release()

@@ -1,0 +1,92 @@
+"""Work cut into shards, and the finished shards kept on disk until their output is assembled.
+
+A shard is one chunk of `chunk_lines` input lines (the chunk that a single ``ner-predict`` run
+tags as one, so every sentence is batched with the same others whatever the split); a CoNLL file
+is one shard, since it is tagged (and scored) whole. Shards are numbered within their input, and
+`selected` deals them out to ``--shard K/N`` the same way on every machine.
+
+Each finished shard is one file, written atomically: a JSON line of its counts, then its output.
+An input's output is assembled from its shards in order under a temporary name and renamed;
+a marker then says that input is done, and its shards are deleted.
+"""
+
+import json
+import shutil
+import zlib
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from itertools import islice
+from pathlib import Path
+from typing import IO
+
+from ner.common.files import atomic_write, open_output, write_text
+from ner.data.tag_input import Line, read_lines
+from ner.model.tag_files import TagCounts
+
+
+@dataclass
+class ShardCounts(TagCounts):
+    """What a shard held: `TagCounts` and the lines skipped."""
+
+    skipped: int = 0
+
+    def add_up(self, other: "ShardCounts") -> None:
+        """Add `other`'s counts to these."""
+        for name, value in asdict(other).items():
+            setattr(self, name, getattr(self, name) + value)
+
+
+def shard_lines(
+    stream: IO[bytes], input_format: str, encoding: str, chunk_lines: int
+) -> Iterator[list[Line]]:
+    """The shards of one input stream, in order: chunks of `chunk_lines` lines, or (CoNLL)
+    all of it."""
+    lines = read_lines(stream, encoding)
+    size = None if input_format == "conll" else chunk_lines
+    while shard := list(islice(lines, size)):
+        yield shard
+
+
+def selected(output: str, index: int, selection: tuple[int, int] | None) -> bool:
+    """Whether shard `index` of the input written to `output` is this run's under
+    ``--shard K/N`` (`selection` = (K, N); None: every shard is)."""
+    if selection is None:
+        return True
+    part, parts = selection
+    return (zlib.crc32(output.encode()) + index) % parts == part
+
+
+class ShardStore:
+    """The finished shards and done markers under an output folder's ``.ner-predict/``."""
+
+    def __init__(self, output_dir: Path, state: Path) -> None:
+        self.output_dir = output_dir
+        self.shards = state / "shards"
+        self.marks = state / "done"
+
+    def path(self, output: str, index: int) -> Path:
+        return self.shards / output / f"{index:08d}"
+
+    def has(self, output: str, index: int) -> bool:
+        return self.path(output, index).exists()
+
+    def write(self, output: str, index: int, text: str, counts: ShardCounts) -> None:
+        """Keep a finished shard (atomically: it exists whole or not at all)."""
+        with atomic_write(self.path(output, index), "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(asdict(counts)) + "\n")
+            handle.write(text)
+
+    def done(self, output: str) -> bool:
+        """Whether the output of `output`'s input is assembled (and still there)."""
+        return (self.marks / output).exists() and (self.output_dir / output).exists()
+
+    def assemble(self, output: str, count: int) -> None:
+        """Write the output file from its `count` finished shards, in order (under a temporary
+        name until complete), mark it done and delete the shards."""
+        with open_output(self.output_dir / output) as out:
+            for index in range(count):
+                with open(self.path(output, index), encoding="utf-8") as shard:
+                    shard.readline()  # the counts
+                    shutil.copyfileobj(shard, out)
+        write_text(self.marks / output, "")
+        shutil.rmtree(self.shards / output, ignore_errors=True)

@@ -1,0 +1,140 @@
+"""Where shards are tagged: this process (``--jobs 1``) or a pool of worker processes, each of
+which loads the model once and then tags whatever shards it is given with
+`ner.model.tag_files.tag_input`, exactly as a single ``ner-predict`` run tags its chunks."""
+
+import io
+import multiprocessing
+from collections.abc import Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ner.corpus.shards import ShardCounts
+from ner.data.tag_input import Line
+from ner.model.evaluation import Evaluation
+from ner.model.tag_files import TagCounts, Warn, tag_input
+from ner.model.tagger import Tagger
+
+
+@dataclass(frozen=True)
+class TagOptions:
+    """How to load the model and tag: the model folder or shipped name, `Tagger.load`'s
+    options, torch threads per process, and `tag_input`'s options."""
+
+    model: str
+    load: dict[str, Any]
+    threads: int
+    batch_size: int
+    chunk_lines: int
+    input_format: str
+    output_format: str
+    text_field: str
+    tag_scheme: str | None
+    encoding: str = "utf-8"
+
+    def record(self) -> dict[str, Any]:
+        """The options that decide the output's bytes, as the manifest keeps them."""
+        fields = {
+            key: getattr(self, key)
+            for key in (
+                "threads",
+                "batch_size",
+                "chunk_lines",
+                "input_format",
+                "output_format",
+                "encoding",
+            )
+        }
+        if self.input_format == "jsonl":
+            fields["text_field"] = self.text_field
+        return {**fields, **{k: v for k, v in self.load.items() if k != "allow_download"}}
+
+    def tag(
+        self,
+        tagger: Tagger,
+        lines: Iterable[Line],
+        out: IO[str],
+        warn: Warn,
+        counts: TagCounts | None = None,
+    ) -> tuple[Evaluation | None, int]:
+        """`ner.model.tag_files.tag_input` with these options: the one way both a single input
+        and a shard are tagged. Returns the evaluation (None when unscored) and the lines
+        skipped."""
+        return tag_input(
+            tagger,
+            lines,
+            out,
+            input_format=self.input_format,
+            output_format=self.output_format,
+            batch_size=self.batch_size,
+            chunk_lines=self.chunk_lines,
+            tag_scheme=self.tag_scheme,
+            text_field=self.text_field,
+            warn=warn,
+            counts=counts,
+        )
+
+
+@dataclass
+class ShardResult:
+    """A tagged shard: its output text, counts, and the warnings and notes (a CoNLL file's
+    scores) its tagging gave, in order, for stderr."""
+
+    text: str
+    counts: ShardCounts
+    messages: list[str] = field(default_factory=list)
+
+
+_tagger: Tagger | None = None  # this worker process's model, loaded once by `load_model`
+
+
+def load_model(options: TagOptions) -> None:
+    """Load the model into this process (a worker's initializer), with its thread count."""
+    import torch
+
+    global _tagger
+    torch.set_num_threads(options.threads)
+    _tagger = Tagger.load(options.model, **options.load)
+
+
+def tag_shard(options: TagOptions, lines: list[Line]) -> ShardResult:
+    """Tag one shard with this process's model."""
+    assert _tagger is not None, "load_model first"
+    out, counts, messages = io.StringIO(), ShardCounts(), []
+
+    def warn(message: str) -> None:
+        messages.append(f"warning: {message}")
+
+    evaluation, counts.skipped = options.tag(_tagger, lines, out, warn, counts)
+    if evaluation is not None:
+        messages.append(evaluation.summary())
+    return ShardResult(out.getvalue(), counts, messages)
+
+
+class LocalEngine:
+    """Tags shards on this machine: in this process for one job, else in `jobs` worker
+    processes (started fresh, not forked, so that no torch thread pool is inherited)."""
+
+    def __init__(self, options: TagOptions, jobs: int) -> None:
+        self.options = options
+        self.pool = None
+        if jobs == 1:
+            load_model(options)
+        else:
+            self.pool = ProcessPoolExecutor(
+                jobs,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=load_model,
+                initargs=(options,),
+            )
+
+    def submit(self, lines: list[Line]) -> "Future[ShardResult]":
+        if self.pool is not None:
+            return self.pool.submit(tag_shard, self.options, lines)
+        future: Future[ShardResult] = Future()
+        future.set_result(tag_shard(self.options, lines))
+        return future
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
