@@ -85,16 +85,19 @@ class ShardResult:
     messages: list[str] = field(default_factory=list)
 
 
-_tagger: Tagger | None = None  # this worker process's model, loaded once by `load_model`
+_tagger: Tagger | None = None  # this process's model, loaded once by `load_model`
+_loaded: TagOptions | None = None  # the options it was loaded with
 
 
 def load_model(options: TagOptions) -> None:
-    """Load the model into this process (a worker's initializer), with its thread count."""
+    """Load the model into this process (a worker's initializer), with its thread count; a
+    process that holds it already, loaded with the same options, keeps it."""
     import torch
 
-    global _tagger
+    global _tagger, _loaded
     torch.set_num_threads(options.threads)
-    _tagger = Tagger.load(options.model, **options.load)
+    if _tagger is None or _loaded != options:
+        _tagger, _loaded = Tagger.load(options.model, **options.load), options
 
 
 def tag_shard(options: TagOptions, lines: list[Line]) -> ShardResult:
