@@ -1,6 +1,7 @@
 """`ner-predict ... --output-dir`: byte-identical to the single-input command whatever the split
 (--jobs, --shard, compression), resumable after a kill, refusing another run's folder, and
-failing an unreadable input alone; on the tiny model."""
+failing an unreadable input alone; and across --threads and --batch-size, identical tags with
+confidences within 1e-6 (docs/prediction.md says so); on the tiny model."""
 
 import bz2
 import gzip
@@ -209,3 +210,28 @@ def test_a_killed_run_resumes_to_the_same_bytes(tmp_path, capsys):
     assert predict(source, "--output-dir", out) == 0
     assert (out / "big.jsonl").read_bytes() == expected
     assert f"{kept:,} shards were done before and kept" in capsys.readouterr().err
+
+
+def records(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_threads_and_batch_size_change_confidences_by_at_most_1e_6(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes(corpus_text(16, 3))
+    runs = {"base": [], "threads": ["--threads", "2"], "batch": ["--batch-size", "5"]}
+    found = {}
+    for name, extra in runs.items():
+        assert predict(source, "-o", tmp_path / f"{name}.jsonl", *extra) == 0
+        found[name] = records(tmp_path / f"{name}.jsonl")
+    base = found.pop("base")
+    assert sum(len(r.get("entities", [])) for r in base) > 20
+    for other in found.values():
+        for a, b in zip(base, other, strict=True):
+            assert {k: v for k, v in a.items() if k != "entities"} == {
+                k: v for k, v in b.items() if k != "entities"
+            }
+            spans = [(e["start"], e["end"], e["type"]) for e in a.get("entities", [])]
+            assert spans == [(e["start"], e["end"], e["type"]) for e in b.get("entities", [])]
+            for x, y in zip(a.get("entities", []), b.get("entities", []), strict=True):
+                assert abs(x["confidence"] - y["confidence"]) <= 1e-6
