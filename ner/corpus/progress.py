@@ -40,7 +40,7 @@ class Progress:
             self.counts.add_up(counts)
         if self.bar is not None:
             self.bar.update(size)
-            self.bar.set_postfix_str(self._rates(), refresh=False)
+            self.bar.set_postfix_str(self._rates())  # redraws the bar
         elif not self.quiet and time.perf_counter() - self.shown >= PLAIN_EVERY:
             self.shown = time.perf_counter()
             share = self.done_bytes / self.total_bytes if self.total_bytes else 1.0
