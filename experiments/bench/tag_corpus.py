@@ -7,15 +7,17 @@ on raw-text corpora of the given sizes.
 
 The corpus is CoNLL-2003's sentences (train, dev, test; tokens joined by spaces), one per line,
 cycled until the file has the size asked for (with ``--real-every N``, every N-th line; the
-others are blank, for memory runs on files of hundreds of MB:
+others are blank; with ``--repeat``, the larger files repeat the smallest, so that a memory run
+tags the same text once and a hundred times:
 
-    .venv/bin/python experiments/bench/tag_corpus.py --megabytes 2 200 --real-every 100 --jobs 1 \
-        --rounds 1 --out experiments/results/bench/corpus_memory.json
-). Each measurement is a fresh ``ner-predict`` process
-into an empty output folder, with ``--threads 1 --quiet``; its tokens/s are the closing summary
-line's (wall time of the run, model loads included), its memory the largest VmHWM of the driver
-and of any worker, read every 0.2 s while it runs. The set-ups take turns round by round, and the
-``--jobs`` ratios are per round.
+    .venv/bin/python experiments/bench/tag_corpus.py --megabytes 2 200 --real-every 20 \\
+        --repeat --jobs 1 --rounds 1 --out experiments/results/bench/corpus_memory.json
+
+). Each measurement is a fresh ``ner-predict`` process into an empty output folder, with
+``--threads 1 --quiet``; its tokens/s are the closing summary line's (wall time of the run,
+model loads included), its memory the largest VmHWM of the driver and of any worker, read every
+0.2 s while it runs. The set-ups take turns round by round, and the ``--jobs`` ratios are per
+round.
 """
 
 from __future__ import annotations
@@ -33,20 +35,26 @@ from harness import REPO, alternate, corpus_sentences, median, memory_mb, write_
 SUMMARY = re.compile(r"([\d,]+) tokens, .* in ([\d,.]+) s \(([\d,]+) tokens/s\)")
 
 
-def make_corpus(path: Path, megabytes: float, real_every: int = 1) -> Path:
-    """A raw-text file of about `megabytes` MB: CoNLL-2003 sentences, one per line, cycled;
-    with `real_every` N > 1 only every N-th line is a sentence, the others 99 spaces (lines that
-    cost the tagger almost nothing, so that a file of hundreds of MB is tagged in minutes)."""
+def make_corpus(
+    path: Path, megabytes: float, real_every: int = 1, base: Path | None = None
+) -> Path:
+    """A raw-text file of about `megabytes` MB: CoNLL-2003 sentences, one per line, cycled, or
+    the lines of the file `base` cycled; with `real_every` N > 1 only every N-th line is a
+    sentence, the others 999 spaces (lines that cost the tagger almost nothing, so that a file of
+    hundreds of MB is tagged in minutes)."""
     if path.exists() and abs(path.stat().st_size / 1e6 - megabytes) < 0.01 * megabytes + 0.01:
         return path
-    splits = corpus_sentences("conll2003")
-    sentences = cycle([" ".join(s) for split in splits.values() for s in split["tokens"]])
+    if base is not None:
+        lines = cycle(base.read_text(encoding="utf-8").splitlines())
+    else:
+        splits = corpus_sentences("conll2003")
+        sentences = cycle([" ".join(s) for split in splits.values() for s in split["tokens"]])
+        lines = (next(sentences) if n % real_every == 0 else " " * 999 for n in count())
     written, target = 0, int(megabytes * 1e6)
     with open(path, "w", encoding="utf-8") as out:
-        for number in count():
+        for line in lines:
             if written >= target:
                 break
-            line = next(sentences) if number % real_every == 0 else " " * 99
             out.write(line + "\n")
             written += len(line.encode()) + 1
     return path
@@ -88,7 +96,7 @@ def tag(model: str, corpus: Path, jobs: int) -> dict:
         "wall_seconds": float(wall.replace(",", "")),
         "tokens_per_second": int(rate.replace(",", "")),
         "driver_peak_mb": round(peaks.get(process.pid, 0.0), 1),
-        "worker_peak_mb": round(max(workers), 1) if workers else None,
+        "worker_peak_mb": round(max(workers), 1) if jobs > 1 else None,
     }
 
 
@@ -101,14 +109,17 @@ def main() -> None:
     p.add_argument(
         "--real-every", type=int, default=1, help="only every N-th line a sentence (memory runs)"
     )
+    p.add_argument(
+        "--repeat", action="store_true", help="larger corpora repeat the smallest (memory runs)"
+    )
     p.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
     p.add_argument("--out", type=Path, help="write the record (JSON) here")
     args = p.parse_args()
-    every = args.real_every
-    corpora = {
-        size: make_corpus(args.workdir / f"corpus-{size:g}MB-{args.real_every}.txt", size, every)
-        for size in args.megabytes
-    }
+    corpora: dict[float, Path] = {}
+    for size in sorted(args.megabytes):  # larger corpora repeat the smallest one
+        path = args.workdir / f"corpus-{size:g}MB-{args.real_every}.txt"
+        base = next(iter(corpora.values()), None) if args.repeat else None
+        corpora[size] = make_corpus(path, size, args.real_every, base)
     setups = {f"{size:g}MB jobs={jobs}": (size, jobs) for size in corpora for jobs in args.jobs}
     measured = alternate(
         list(setups),

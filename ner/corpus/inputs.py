@@ -78,7 +78,7 @@ def _named(name: str, skip: Path) -> Iterator[tuple[Path, PurePosixPath]]:
 
 def discover(names: list[str], output_dir: Path, output_format: str) -> list[CorpusInput]:
     """The input files behind the arguments `names`, in order, each once, with their outputs.
-    InputError when two inputs would write the same output file."""
+    InputError when two inputs would write the same output file, or there is none."""
     if output_format not in OUTPUT_SUFFIXES:
         raise InputError(
             f"--format {output_format} writes one page; with --output-dir use jsonl or conll"
@@ -98,6 +98,8 @@ def discover(names: list[str], output_dir: Path, output_format: str) -> list[Cor
                 )
             writers[output] = path
             inputs[path.resolve()] = CorpusInput(path, output)
+    if not inputs:
+        raise InputError(f"no input files in {', '.join(names)}")
     return list(inputs.values())
 
 

@@ -58,6 +58,9 @@ def test_two_inputs_for_one_output_and_an_empty_pattern_are_errors(tmp_path):
         discover([str(tmp_path / "a.txt"), str(tmp_path / "x/a.txt.gz")], tmp_path / "o", "jsonl")
     with pytest.raises(InputError, match="matches no file"):
         discover([str(tmp_path / "*.none")], tmp_path / "o", "jsonl")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no input files in"):
+        discover([str(tmp_path / "empty")], tmp_path / "o", "jsonl")
     with pytest.raises(InputError, match="--format html"):
         discover([str(tmp_path / "a.txt")], tmp_path / "o", "html")
 
