@@ -9,6 +9,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ner.common.memory import limit_kernel_cache, pin_mmap_threshold, release_free_memory
 from ner.corpus.shards import ShardCounts
 from ner.data.tag_input import Line
 from ner.model.evaluation import Evaluation
@@ -95,6 +96,10 @@ def load_model(options: TagOptions) -> None:
     import torch
 
     global _tagger, _loaded
+    # Batches of every length would fill oneDNN's cache of compiled kernels and the heap's holes
+    # more the longer the input: both are bounded, as in ner-serve, so memory does not grow.
+    limit_kernel_cache()
+    pin_mmap_threshold()
     torch.set_num_threads(options.threads)
     if _tagger is None or _loaded != options:
         _tagger, _loaded = Tagger.load(options.model, **options.load), options
@@ -111,6 +116,7 @@ def tag_shard(options: TagOptions, lines: list[Line]) -> ShardResult:
     evaluation, counts.skipped = options.tag(_tagger, lines, out, warn, counts)
     if evaluation is not None:
         messages.append(evaluation.summary())
+    release_free_memory()  # what this shard's batches freed goes back before the next one's
     return ShardResult(out.getvalue(), counts, messages)
 
 
