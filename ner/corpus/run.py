@@ -1,9 +1,10 @@
 """`tag_corpus`: tag every input of a corpus into an output folder, resumably.
 
 The driver (this process) reads the inputs and cuts them into shards (`ner.corpus.shards`); the
-engine tags them (`ner.corpus.workers`), at most two per job in flight, so memory stays bounded
-whatever the input's size; each finished shard is kept on disk, and an input's output file is
-assembled from its shards in input order once all are done. A rerun of the same command (after a
+engine tags them (`ner.corpus.workers`), at most two per worker process in flight (with one job,
+one at a time in this process), so memory stays bounded whatever the input's size; each
+finished shard is kept on disk, and an input's output file is assembled from its shards in input
+order once all are done. A rerun of the same command (after a
 kill, or after ``--shard K/N`` runs) skips the shards that are kept, so it ends with the same
 bytes as an uninterrupted run. One run at a time writes into a folder (a lock; with ``--shard``,
 one per part).
@@ -121,8 +122,8 @@ class _Driver:
                     self.progress.kept += 1
                     self.progress.advance(size)
                 else:
-                    self.wait(IN_FLIGHT_PER_JOB * self.run.jobs - 1)
                     self.pending[engine.submit(lines)] = (item, index, size)
+                    self.wait(IN_FLIGHT_PER_JOB * self.run.jobs - 1 if self.run.jobs > 1 else 0)
         except UnreadableInput as error:
             self.fail(str(error))
             return
