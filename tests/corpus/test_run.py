@@ -235,3 +235,12 @@ def test_threads_and_batch_size_change_confidences_by_at_most_1e_6(tmp_path):
             assert spans == [(e["start"], e["end"], e["type"]) for e in b.get("entities", [])]
             for x, y in zip(a.get("entities", []), b.get("entities", []), strict=True):
                 assert abs(x["confidence"] - y["confidence"]) <= 1e-6
+
+
+def test_the_single_input_command_reads_compressed_input(tmp_path):
+    text = corpus_text(6, 1)
+    (tmp_path / "in.txt").write_bytes(text)
+    (tmp_path / "in.txt.xz").write_bytes(lzma.compress(text))
+    assert predict(tmp_path / "in.txt", "-o", tmp_path / "plain.jsonl") == 0
+    assert predict(tmp_path / "in.txt.xz", "-o", tmp_path / "xz.jsonl") == 0
+    assert (tmp_path / "xz.jsonl").read_bytes() == (tmp_path / "plain.jsonl").read_bytes()
