@@ -7,10 +7,13 @@ import bz2
 import gzip
 import json
 import lzma
+import multiprocessing
+import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -182,6 +185,7 @@ def finished(shards: Path) -> int:
 
 KILL_PROBE = """
 import sys
+import threading
 from ner.cli.predict import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -244,3 +248,27 @@ def test_the_single_input_command_reads_compressed_input(tmp_path):
     assert predict(tmp_path / "in.txt", "-o", tmp_path / "plain.jsonl") == 0
     assert predict(tmp_path / "in.txt.xz", "-o", tmp_path / "xz.jsonl") == 0
     assert (tmp_path / "xz.jsonl").read_bytes() == (tmp_path / "plain.jsonl").read_bytes()
+
+
+@pytest.mark.slow
+def test_a_killed_worker_stops_the_run_without_a_partial_output(tmp_path, capsys):
+    source = tmp_path / "big.txt"
+    source.write_bytes(corpus_text(90, 7))
+    out = tmp_path / "out"
+    shards = out / ".ner-predict" / "shards" / "big.jsonl"
+
+    def kill_a_worker() -> None:
+        deadline = time.monotonic() + 240
+        while finished(shards) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(multiprocessing.active_children()[0].pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_a_worker)
+    killer.start()
+    status = predict(source, "--output-dir", out, "--jobs", "2", "--quiet")
+    killer.join()
+    assert status == 2 and "a worker process died" in capsys.readouterr().err
+    assert not (out / "big.jsonl").exists() and 2 <= finished(shards) < 30
+    assert predict(source, "--output-dir", out) == 0
+    expected = single_outputs(tmp_path, {"big.jsonl": source.read_bytes()})["big.jsonl"]
+    assert (out / "big.jsonl").read_bytes() == expected
