@@ -1,6 +1,7 @@
 """Hyperparameter search: ``ner-train -m hparams_search=optuna`` on the tiny corpus with the
 fixture biLM (every trial a normal run, one W&B group, resume without rerunning finished trials,
-``ner-report`` and the best trial's command), and the resumable sweeper's own steps."""
+``ner-report`` and the best trial's command), and the resumable sweeper's own steps. The search
+runs as a user runs it: the console scripts, from a folder that is not the repository root."""
 
 import json
 import shlex
@@ -12,12 +13,11 @@ import optuna
 import pytest
 import yaml
 from cli import test_train
-from cli.test_train import compose_config, overrides, run_train
+from cli.test_train import compose_config, overrides
 from omegaconf import OmegaConf
 from optuna.trial import TrialState
 
 from hydra_plugins.ner_sweeper._resumable import SearchError, applies, check_record, settle_trials
-from ner.common.paths import PROJECT_ROOT
 
 workspace = test_train.workspace  # the fixture: tiny corpus, GloVe file, environment
 
@@ -46,6 +46,20 @@ def search_args(
     ]
 
 
+def run_command(
+    workspace: dict, command: str, *args: str, check: bool = True
+) -> subprocess.CompletedProcess:
+    """A console script of this environment, run from an empty folder of the workspace."""
+    elsewhere = workspace["root"] / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    done = subprocess.run(
+        [Path(sys.executable).with_name(command), *args],
+        cwd=elsewhere, env=workspace["env"], capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0 or not check, done.stderr[-3000:]
+    return done
+
+
 def study(sweep: Path) -> optuna.Study:
     return optuna.load_study(study_name="tagger", storage=f"sqlite:///{sweep}/optuna.db")
 
@@ -53,7 +67,7 @@ def study(sweep: Path) -> optuna.Study:
 @pytest.mark.slow
 def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
     sweep = workspace["root"] / "search"
-    run_train(workspace, search_args(workspace, sweep, 2))
+    run_command(workspace, "ner-train", *search_args(workspace, sweep, 2))
     for trial in ("0", "1"):
         results = json.loads((sweep / trial / "results.json").read_text())
         assert results["config"]["model"]["hidden_size"] == 16
@@ -73,7 +87,7 @@ def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
     # keeps the finished trials and runs only what is missing, in the next folder.
     study(sweep).ask()
     finished = {t: (sweep / t / "results.json").stat().st_mtime_ns for t in ("0", "1")}
-    run_train(workspace, search_args(workspace, sweep, 3))
+    run_command(workspace, "ner-train", *search_args(workspace, sweep, 3))
     trials = study(sweep).trials
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 2 + [
         TrialState.FAIL,
@@ -84,11 +98,7 @@ def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
     assert trials[3].params != trials[0].params, "the resumed part draws anew"
     assert all(0.005 <= t.params["trainer.optimizer.lr"] <= 0.02 for t in trials if t.params)
 
-    report = subprocess.run(
-        [sys.executable, "-m", "ner.cli.report", str(sweep), "--no-plots"],
-        cwd=PROJECT_ROOT, env=workspace["env"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert report.returncode == 0, report.stderr[-3000:]
+    report = run_command(workspace, "ner-report", str(sweep), "--no-plots")
     best = max((t for t in trials if t.value is not None), key=lambda t: t.value)
     assert f"| 1 (best) | {best.number} | {best.value:.2f} |" in report.stdout
     best_command = report.stdout.split("```bash\n")[1].split("\n```")[0]
@@ -106,10 +116,7 @@ def test_resuming_with_other_settings_is_refused(workspace, tmp_path):
     record = {"study_name": "tagger", "directions": ["maximize"], "search_space": {},
               "fixed_overrides": ["trainer.max_epochs=7"]}  # fmt: skip
     (sweep / "search.yaml").write_text(yaml.safe_dump(record))
-    done = subprocess.run(
-        [sys.executable, "-m", "ner.cli.train", *search_args(workspace, sweep, 1)],
-        cwd=PROJECT_ROOT, env=workspace["env"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_command(workspace, "ner-train", *search_args(workspace, sweep, 1), check=False)
     assert done.returncode != 0
     assert f"{sweep / 'search.yaml'}: this folder holds another search" in done.stderr
     assert "hydra.sweep.dir=DIR" in done.stderr and not (sweep / "0").exists()
@@ -119,7 +126,7 @@ def test_resuming_with_other_settings_is_refused(workspace, tmp_path):
 def test_a_diverged_trial_scores_zero_and_the_search_goes_on(workspace, tmp_path):
     sweep = tmp_path / "search"
     args = search_args(workspace, sweep, 1, "logger=none", lr="1e30")
-    run_train(workspace, args)
+    run_command(workspace, "ner-train", *args)
     [trial] = study(sweep).trials
     assert trial.state == TrialState.COMPLETE and trial.value == 0.0
     assert not (sweep / "0" / "results.json").exists()
