@@ -53,7 +53,7 @@ from ner.model.archive import (
     load_archive,
     save_archive,
 )
-from ner.model.shipped import resolve_model
+from ner.model.shipped import portable_config, resolve_model
 from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
@@ -180,7 +180,9 @@ def save_tagger(
     encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags;
     ``pretrained_words.json``: the words whose frozen float16 vectors follow the trained rows),
     the biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
-    the record; options: for `ner.model.archive.save_archive` (e.g. ``embed_bilm_max_bytes``).
+    the record with its biLM paths made portable (`ner.model.shipped.portable_config`, relative
+    to the folder that holds `directory`, the run's); options: for
+    `ner.model.archive.save_archive` (e.g. ``embed_bilm_max_bytes``).
 
     compact: write a compact folder instead: float16 weights, a shipped biLM by reference, and
     pretrained words left out, to be rebuilt on load from `pretrained_source`, the named table
@@ -200,7 +202,7 @@ def save_tagger(
         model_config=model.config,
         vocabularies=vocabularies,
         bilm=bilm,
-        config=config,
+        config=portable_config(config, Path(directory).resolve().parent),
         metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
         rebuilt=rebuilt,
         **options,
