@@ -140,6 +140,12 @@ def load_corpus(name_or_path: str | Path | None = None, **options) -> datasets.D
     return corpus
 
 
+def configured_options(data_config: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's ``data.options`` as `prepare_corpus` keywords: options left null keep its
+    defaults. What a saved run's corpus is loaded again with (training, ``ner-models export``)."""
+    return {k: v for k, v in (data_config.get("options") or {}).items() if v is not None}
+
+
 def log_changes(info: CorpusInfo) -> None:
     """Warn about what preparing the corpus changed: repaired tags, dropped empty sentences."""
     for split, count in info.repairs.items():
