@@ -219,7 +219,10 @@ def prepare_corpus(
     - `labels`: ``spans`` (chunk tags), ``tokens`` (one plain label per token, e.g. part of
       speech; no scheme) or None to detect it (`ner.data.labels`).
     - `format`: ``columns`` (the default) or ``conllu`` (Universal Dependencies files, a folder
-      or one file, `ner.data.conllu`).
+      or one file, `ner.data.conllu`; a folder holding ``*.conllu`` files is read from those
+      alone, as a UD release keeps the raw text beside them in ``*.txt``). CoNLL-U has fixed
+      columns: it takes `encoding`, `max_sentence_tokens`, `label_column` and the splitting
+      options, and refuses the other column-file options.
     - `label_column`: which column holds the labels: a CoNLL-U column (``upos``, the default,
       ``xpos``, ``feats``, ...), or the name of another column of a named corpus or of
       `columns` (``pos``, ``chunk``), which then replaces ``tags``.
@@ -236,6 +239,8 @@ def prepare_corpus(
     if labels is not None:  # detection (None) keeps the cache keys corpora always had
         common["labels"] = labels
     kind = "hub" if name.startswith("hub:") else "named" if named else "files"
+    if kind == "files" and format == "conllu":
+        kind = "conllu"
     refuse_unused(kind, name, given)
     if kind == "hub":
         return _from_hub(name, given, common)
@@ -319,12 +324,16 @@ def _from_archive(
     )
 
 
-def _split_files(name: str, files: Mapping[str, str | Path] | None) -> tuple[str, dict[str, Path]]:
+def _split_files(
+    name: str, files: Mapping[str, str | Path] | None, format: str | None = None
+) -> tuple[str, dict[str, Path]]:
     """The corpus's name and its split files: `files` as given, or found from the path `name`
-    (one file: the train split; a folder: `find_split_files`)."""
+    (one file: the train split; a folder: `find_split_files`, which prefers ``*.conllu``
+    files with `format` ``conllu``)."""
     if files is None:
         path = Path(name)
-        files = {"train": path} if path.is_file() else find_split_files(path)
+        prefer = ".conllu" if format == "conllu" else None
+        files = {"train": path} if path.is_file() else find_split_files(path, prefer)
         name = path.resolve().stem if path.is_file() else path.resolve().name
     files = {split: Path(path) for split, path in files.items()}
     if "train" not in files or set(files) - set(SPLITS):
@@ -364,11 +373,11 @@ def _from_files(
     name: str, given: Mapping[str, Any], common: dict[str, Any]
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """A corpus of the user's files: CoNLL-U (``format=conllu``) or column files."""
-    name, files = _split_files(name, given["files"])
+    name, files = _split_files(name, given["files"], given["format"])
     validation_fraction = given["validation_fraction"]
     carving = {"holdout": given["holdout"], "holdout_seed": given["holdout_seed"]}
     if given["format"] == "conllu":
-        reading = {"label_column": given["label_column"], "encoding": given["encoding"]}
+        reading = {key: given[key] for key in ("label_column", "encoding", "max_sentence_tokens")}
         splitting = {"validation_fraction": validation_fraction, **carving}
         return _load_conllu(name, files, reading, splitting, common)
     fmt = _column_format(name, files, given)
@@ -419,10 +428,19 @@ _READS = {
         "holdout_seed",
     },
 }
+# CoNLL-U's ten columns are fixed: the label column is chosen by name, not by position.
+_READS["conllu"] = _READS["files"] - {
+    "columns",
+    "token_column",
+    "tag_column",
+    "separator",
+    "docstart",
+}
 _KINDS = {
     "named": "a named corpus (its files have a fixed format)",
     "hub": "a hub dataset",
     "files": "column files",
+    "conllu": "CoNLL-U files (fixed columns; label_column= picks the label)",
 }
 
 
@@ -435,9 +453,16 @@ def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
             raise InputError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
 
 
-def find_split_files(folder: str | Path) -> dict[str, Path]:
+def find_split_files(folder: str | Path, prefer: str | None = None) -> dict[str, Path]:
     """Map splits to the files of a corpus folder by name (``eng.train``, ``dev.txt``,
-    ``wnut17-test.conll``, ...): a file belongs to the split one of its name parts names."""
+    ``wnut17-test.conll``, ...): a file belongs to the split one of its name parts names.
+
+    # Parameters
+    folder: the corpus folder.
+    prefer: a suffix (``.conllu``): when some files have it, only those are read, so that a
+        Universal Dependencies release, which keeps each split's raw text beside it
+        (``en_ewt-ud-train.txt``), loads by its folder.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         known = ", ".join(NAMED_CORPORA)
@@ -445,7 +470,10 @@ def find_split_files(folder: str | Path) -> dict[str, Path]:
             f"{folder}: not a named corpus ({known}), not a file or folder, and no `files` given"
         )
     found: dict[str, Path] = {}
-    for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+    candidates = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    if prefer and any(p.suffix == prefer for p in candidates):
+        candidates = [p for p in candidates if p.suffix == prefer]
+    for path in candidates:
         parts = set(_NAME_PARTS.split(path.name.lower()))
         splits = [split for split, names in _SPLIT_NAMES.items() if parts & set(names)]
         if len(splits) > 1:
@@ -455,9 +483,10 @@ def find_split_files(folder: str | Path) -> dict[str, Path]:
             )
         for split in splits:
             if split in found:
+                conllu = ".conllu" in (found[split].suffix, path.suffix) and not prefer
                 raise InputError(
-                    f"{folder}: both {found[split].name} and {path.name} look "
-                    f"like the {split} split; pass files={{...}}"
+                    f"{folder}: both {found[split].name} and {path.name} look like the "
+                    f"{split} split; pass {'format=conllu or ' if conllu else ''}files={{...}}"
                 )
             found[split] = path
     if "train" not in found:
@@ -486,18 +515,20 @@ def _load_conllu(
     name: str, files: Mapping[str, Path], reading: dict, splitting: dict, common: dict
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """A corpus of CoNLL-U files (`ner.data.conllu`), cached like column files; `reading`:
-    ``label_column`` and ``encoding``; `splitting` and `common`: `build_corpus` options."""
+    ``label_column``, ``encoding`` and ``max_sentence_tokens``; `splitting` and `common`:
+    `build_corpus` options."""
     column = check_label_column(reading["label_column"])
+    limit = reading["max_sentence_tokens"]
     key = {
         "files": {s: [str(p.resolve()), sha256_file(p)] for s, p in files.items()},
-        "format": {"conllu": column, "encoding": reading["encoding"]},
+        "format": {"conllu": column, "encoding": reading["encoding"], "max_sentence_tokens": limit},
         **splitting,
         **common,
     }
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
         splits = {
-            s: SplitSource(read_conllu_file(p, column, reading["encoding"]), str(p))
+            s: SplitSource(read_conllu_file(p, column, reading["encoding"], limit), str(p))
             for s, p in files.items()
         }
         return build_corpus(name, splits, **splitting, **common)
@@ -550,7 +581,8 @@ def _load_named(
         folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
         extract(archive, folder, members=corpus.members())
         if corpus.reader == "treebank":
-            return build_treebank(name, folder, corpus.files, **common)
+            trees = {s: [folder / e for e in entries] for s, entries in corpus.files.items()}
+            return build_treebank(name, trees, max_sentence_tokens, **common)
         files = {split: folder / entry for split, entry in corpus.files.items()}
         return _build(name, files, fmt, fraction, **common)
 
