@@ -358,6 +358,11 @@ def _from_archive(
         )
     if given["format"] is not None:
         raise InputError(f"format={given['format']}: {name} is a named corpus with its own format")
+    if given["nltk_data_url"] is not None and not named.nltk:
+        raise InputError(
+            f"nltk_data_url={given['nltk_data_url']!r}: {name} does not come from nltk_data; "
+            "source= names another copy of its files"
+        )
     return _load_named(
         name,
         named,
