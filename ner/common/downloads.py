@@ -2,10 +2,13 @@
 
 `fetch` downloads a URL once into ``data_dir()/downloads/`` with a progress bar, checks its sha256
 while streaming, and renames it into place only when complete and verified, so the cache never
-holds a partial or corrupt file. Local paths and ``file://`` URLs are used in place.
+holds a partial or corrupt file. A kept copy with a pinned digest is checked again when first
+used in a process, and downloaded again if it was changed or damaged since. Local paths and
+``file://`` URLs are used in place.
 """
 
 import hashlib
+import logging
 import os
 import socket
 import urllib.error
@@ -18,12 +21,14 @@ from tqdm import tqdm
 from ner.common.errors import MissingFileError, NerError
 from ner.common.files import atomic_write
 from ner.common.paths import data_dir
+from ner.common.verified import checked_once, sha256_file
 
 NLTK_DATA_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages"
 REUTERS_URL = (
     "https://archive.ics.uci.edu/ml/machine-learning-databases/reuters21578-mld/reuters21578.tar.gz"
 )
 _CHUNK = 1 << 20
+logger = logging.getLogger(__name__)
 _TIMEOUT_S = 60
 
 
@@ -48,15 +53,6 @@ class ChecksumError(NerError, OSError):
             "The file is corrupt or not the pinned version; delete it and retry, or fix the pin."
         )
         self.expected, self.actual = expected, actual
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while block := file.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def is_url(source: str) -> bool:
@@ -116,7 +112,9 @@ def fetch(
     key = sha256 or hashlib.sha256(source.encode()).hexdigest()
     target = cache_dir / f"{key[:16]}-{name}"
     if target.is_file():
-        return target
+        if sha256 is None or checked_once([target], sha256, lambda: sha256_file(target) == sha256):
+            return target
+        logger.warning("downloading %s again: the copy %s was changed or damaged", source, target)
     if not download:
         raise DownloadRefused(f"{source} would have to be downloaded, which was not allowed")
     with atomic_write(target) as part:

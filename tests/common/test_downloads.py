@@ -142,3 +142,16 @@ def test_a_download_without_a_length_stops_at_max_bytes(tmp_path):
         httpd.server_close()
     assert list(tmp_path.iterdir()) == []
     assert Endless.sent < 100 * 2**20  # it stopped reading; the server gave up long before 1 GiB
+
+
+def test_a_kept_download_changed_since_is_downloaded_again(server, tmp_path):
+    base, hits = server
+    cache = tmp_path / "cache"
+    path = fetch(f"{base}/payload.bin", sha256=DIGEST, cache_dir=cache)
+    edited = path.with_name("edited")
+    edited.write_bytes(PAYLOAD.replace(b"9", b"x"))  # same size, other bytes
+    edited.replace(path)
+    assert fetch(f"{base}/payload.bin", sha256=DIGEST, cache_dir=cache) == path
+    assert path.read_bytes() == PAYLOAD and hits == ["/payload.bin"] * 2
+    assert fetch(f"{base}/payload.bin", sha256=DIGEST, cache_dir=cache) == path
+    assert hits == ["/payload.bin"] * 2  # checked and kept: not downloaded a third time
