@@ -13,12 +13,11 @@ to `warn`; the rest is tagged.
 """
 
 import json
-from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO
 
 from ner.data.labels import TOKENS
-from ner.data.tag_input import ConllSentence, Line, read_conll
+from ner.data.tag_input import MAX_LINE_CHARS, ConllSentence, Line, read_conll
 from ner.data.tag_schemes import TagSchemeError, split_tag
 from ner.model.evaluation import Evaluation
 from ner.model.tagger import TaggedText, Tagger, whitespace_tokens
@@ -86,6 +85,21 @@ def tag_input(
     return None, skipped
 
 
+def _chunks(lines: Iterable[Line], count: int, chars: int) -> Iterator[list[Line]]:
+    """Runs of at most `count` lines, each ended early once its text reaches `chars` characters:
+    a chunk of long lines (each at most `MAX_LINE_CHARS`) is tagged in bounded memory too."""
+    chunk: list[Line] = []
+    size = 0
+    for line in lines:
+        chunk.append(line)
+        size += len(line.text or "")
+        if len(chunk) == count or size >= chars:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
 def tag_lines(
     tagger: Tagger,
     lines: Iterable[Line],
@@ -97,14 +111,14 @@ def tag_lines(
     chunk_lines: int = 2000,
     warn: Warn = lambda message: None,
 ) -> int:
-    """Tag ``text`` or ``tokens`` input `chunk_lines` lines at a time (so a stream of any length
-    needs bounded memory) and write each chunk's results; returns how many lines were skipped."""
+    """Tag ``text`` or ``tokens`` input `chunk_lines` lines (or `MAX_LINE_CHARS` characters) at
+    a time, so that a stream of any length needs bounded memory, and write each chunk's results;
+    returns how many lines were skipped."""
     if input_format not in ("text", "tokens"):
         raise ValueError(f"input format must be text or tokens, got {input_format!r}")
     records = _records(output_format)
     skipped = 0
-    lines = iter(lines)
-    while chunk := list(islice(lines, chunk_lines)):
+    for chunk in _chunks(lines, chunk_lines, MAX_LINE_CHARS):
         texts = [line.text for line in chunk if line.text is not None]
         if input_format == "text":
             results = tagger.predict(texts, batch_size=batch_size)
