@@ -128,6 +128,8 @@ def cached_extension(
         return words, vectors
 
     def build(staging: Path) -> None:
+        if (folder / VECTORS).exists():
+            logger.warning("rebuilding %s: its words or vectors were changed or damaged", folder)
         words, vectors = rebuilt()
         words.save(staging)
         np.save(staging / VECTORS, vectors.numpy(), allow_pickle=False)
@@ -142,9 +144,6 @@ def cached_extension(
             if not checked_once(
                 files, sha256, lambda: extension_digest(words, torch.from_numpy(vectors)) == sha256
             ):
-                logger.warning(
-                    "rebuilding %s: its words or vectors are not the recorded ones", folder
-                )
                 return None
         except (OSError, ValueError):
             return None  # missing or broken: built again
