@@ -4,6 +4,8 @@ model's lookup, and a saved model that gives a word outside its training data it
 import io
 import subprocess
 import sys
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -98,12 +100,26 @@ def test_a_glove_model_tags_without_the_readers_of_other_formats(tmp_path):
     assert done.stdout.strip() == "[]"
 
 
-def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, isolated_data_dir):
+class Extension(NamedTuple):
+    """The small table's file and the extension of TRAIN's words, with its digest."""
+
+    source: Path
+    encoder: Encoder
+    words: PackedWords
+    vectors: torch.Tensor
+    digest: str
+
+
+def extension_of_train(tmp_path) -> Extension:
     source = tmp_path / "vectors.txt"
     source.write_text(TEXT)
     encoder = Encoder.build(TRAIN, ["O"])
     words, vectors = rebuild_extension(str(source), encoder.words)
-    digest = extension_digest(words, vectors)
+    return Extension(source, encoder, words, vectors, extension_digest(words, vectors))
+
+
+def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, isolated_data_dir):
+    source, encoder, words, vectors, digest = extension_of_train(tmp_path)
     with pytest.raises(ExtensionMismatch):  # another count or digest: refused, nothing kept
         cached_extension(str(source), encoder.words, len(words), "0" * 64)
     assert not list((isolated_data_dir / "pretrained_words").glob("*/vectors.npy"))
@@ -123,11 +139,7 @@ def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, iso
 def test_where_the_data_folder_cannot_keep_it_the_extension_is_rebuilt_each_time(
     tmp_path, isolated_data_dir
 ):
-    source = tmp_path / "vectors.txt"
-    source.write_text(TEXT)
-    encoder = Encoder.build(TRAIN, ["O"])
-    words, vectors = rebuild_extension(str(source), encoder.words)
-    digest = extension_digest(words, vectors)
+    source, encoder, words, vectors, digest = extension_of_train(tmp_path)
     isolated_data_dir.mkdir(parents=True)
     (isolated_data_dir / "pretrained_words").write_text("a file where the cache's folder goes")
     rebuilt = cached_extension(str(source), encoder.words, len(words), digest)
@@ -144,11 +156,7 @@ def replace_file(path, data: bytes) -> None:
 
 
 def test_kept_rows_edited_or_damaged_are_rebuilt_not_used(tmp_path, isolated_data_dir):
-    source = tmp_path / "vectors.txt"
-    source.write_text(TEXT)
-    encoder = Encoder.build(TRAIN, ["O"])
-    words, vectors = rebuild_extension(str(source), encoder.words)
-    digest = extension_digest(words, vectors)
+    source, encoder, words, vectors, digest = extension_of_train(tmp_path)
     cached_extension(str(source), encoder.words, len(words), digest)
     (kept,) = (isolated_data_dir / "pretrained_words").glob("*/vectors.npy")
     folder = kept.parent
