@@ -2,11 +2,13 @@
 
 `fetch` downloads a URL once into ``data_dir()/downloads/`` with a progress bar, checks its sha256
 while streaming, and renames it into place only when complete and verified, so the cache never
-holds a partial or corrupt file. A kept copy with a pinned digest is checked again when first
-used in a process, and downloaded again if it was changed or damaged since. Local paths and
+holds a partial or corrupt file. A kept copy is checked again when first used in a process,
+against its pinned digest or, without a pin, the digest recorded beside it when it was
+downloaded, and downloaded again if it was changed or damaged since. Local paths and
 ``file://`` URLs are used in place.
 """
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -112,7 +114,7 @@ def fetch(
     key = sha256 or hashlib.sha256(source.encode()).hexdigest()
     target = cache_dir / f"{key[:16]}-{name}"
     if target.is_file():
-        if sha256 is None or checked_once([target], sha256, lambda: sha256_file(target) == sha256):
+        if _intact(target, sha256):
             return target
         logger.warning("downloading %s again: the copy %s was changed or damaged", source, target)
     if not download:
@@ -121,7 +123,28 @@ def fetch(
         actual = _download(source, part, desc or name, max_bytes)
         if sha256 and actual != sha256:
             raise ChecksumError(f"{source} (downloaded)", sha256, actual)
+    if sha256 is None:
+        _record(target).write_text(actual)
     return target
+
+
+def _record(target: Path) -> Path:
+    """Where the sha256 of a download without a pinned digest is kept, beside it."""
+    return target.with_name(target.name + ".sha256")
+
+
+def _intact(target: Path, sha256: str | None) -> bool:
+    """Whether the kept download `target` holds the pinned `sha256`, or without a pin the digest
+    recorded when it was downloaded (hashed once per process while the file is unchanged). A
+    copy kept before such records were written is recorded as it is now."""
+    if sha256 is None:
+        try:
+            sha256 = _record(target).read_text().strip()
+        except FileNotFoundError:
+            with contextlib.suppress(OSError):  # a read-only data folder: nothing to record in
+                _record(target).write_text(sha256_file(target))
+            return True
+    return checked_once([target], sha256, lambda: sha256_file(target) == sha256)
 
 
 def _download(url: str, out, desc: str, max_bytes: int | None = None) -> str:
