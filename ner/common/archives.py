@@ -53,14 +53,18 @@ def extract(archive: str | Path, target: str | Path, members: Sequence[str] | No
 
     If `target` already exists it is returned as is (callers name it after the archive's digest)
     while its files are those extracted: the size and sha256 of each, recorded at extraction, are
-    checked when first used in a process; a folder with a file changed, added or missing since is
-    extracted again.
+    checked when first used in a process; a folder with a file changed or missing since (or with
+    no such record) is extracted again.
     """
     archive, target = Path(archive), Path(target)
     if target.is_dir():
         if digests_match(target):
             return target
-        logger.warning("extracting %s again: files in %s were changed or damaged", archive, target)
+        logger.warning(
+            "extracting %s again: %s has no record of its files, or they were changed or damaged",
+            archive,
+            target,
+        )
     entries = _entries(archive)
     wanted = list(entries) if members is None else list(members)
     for name in wanted:

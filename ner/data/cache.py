@@ -37,6 +37,12 @@ def cached_corpus(
     """Load the prepared corpus for `key` from ``data_dir()/corpora``, building it if needed."""
 
     def save(staging: Path) -> CorpusInfo:
+        if (folder / "info.json").is_file():
+            logger.warning(
+                "rebuilding corpus cache %s: it has no record of its files, or they were "
+                "changed or damaged",
+                folder,
+            )
         dataset, info = build()
         bars = datasets.is_progress_bar_enabled()
         datasets.disable_progress_bars()
@@ -62,8 +68,7 @@ def _load(folder: Path) -> tuple[datasets.DatasetDict, CorpusInfo] | None:
     if not (folder / "info.json").is_file():
         return None
     if not digests_match(folder):
-        logger.warning("rebuilding corpus cache %s: its files were changed or damaged", folder)
-        return None
+        return None  # `save` says why it is rebuilt
     try:
         info = CorpusInfo(**json.loads((folder / "info.json").read_text()))
         return datasets.load_from_disk(str(folder / "arrow")), info
