@@ -433,6 +433,26 @@ def run_in_process(command: Command, args: list[str], cwd: Path, monkeypatch) ->
 
 
 RUNNABLE = [c for c in COMMANDS if runnable(c)]
+ARGPARSE_ERRORS = [c for c in COMMANDS if c.error is not None and c.program in ARGPARSE]
+
+
+@pytest.mark.parametrize("command", **by_id(ARGPARSE_ERRORS))
+def test_a_documented_error_is_what_the_command_prints(
+    command: Command, tmp_path: Path, monkeypatch, capsys
+):
+    """An error example of an argparse command (`$ ner-data prepare ...` and its output) fails
+    with a status of its own and prints every line shown, its `ner-x:` prefix included."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NER_DATA_DIR", str(tmp_path / "data"))
+    try:
+        status = main_of(command.program)(command.args)
+    except SystemExit as stop:
+        status = stop.code
+    printed = capsys.readouterr()
+    lines = {line.strip() for line in (printed.out + printed.err).splitlines()}
+    missing = [line for line in command.error if line != "..." and line not in lines]
+    assert status not in (0, None), f"{command.id}: {command.text} succeeded"
+    assert not missing, f"{command.id}: the command does not print {missing}"
 
 
 @pytest.mark.parametrize("command", **by_id([c for c in RUNNABLE if c.program in ARGPARSE]))
