@@ -722,3 +722,49 @@ def test_no_documented_command_writes_into_the_package_or_edits_a_committed_file
     args = command.args
     for edited in [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--insert-into"]:
         assert edited not in COMMITTED, f"{command.id}: edits the committed {edited}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Python names and repository paths shown inline.
+
+NAME = re.compile(r"`(ner(?:\.\w+)+)`")
+REPO_PATH = re.compile(r"`((?:ner|experiments|tests|conf|scripts|hydra_plugins)/[\w./-]+)`")
+
+
+def resolves(dotted: str) -> bool:
+    """Whether `ner.a.b.C` names a module, or an attribute of the longest module it starts with."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+def shown_names() -> list[tuple[str, str]]:
+    return sorted(
+        {
+            (path.relative_to(PROJECT_ROOT).as_posix(), match)
+            for path in PAGES
+            for pattern in (NAME, REPO_PATH)
+            for match in pattern.findall(path.read_text(encoding="utf-8"))
+        }
+    )
+
+
+@pytest.mark.parametrize(("page", "shown"), shown_names())
+def test_every_python_name_and_repository_path_shown_exists(page: str, shown: str):
+    if shown.startswith("ner.") and "/" not in shown:
+        assert resolves(shown), f"{page}: no {shown} in the package"
+    else:
+        assert (PROJECT_ROOT / shown).exists(), f"{page}: no {shown} in the repository"
+
+
+def test_a_name_that_is_not_there_is_found():
+    assert resolves("ner.bilm.bilm.BiLM") and not resolves("ner.bilm.BiLM")
