@@ -123,17 +123,14 @@ folder.
 """
 
 
-def check_target(target: Path) -> None:
-    """Refuse a folder inside the installed package's pretrained models (see the module docstring).
+def inside_package(target: Path) -> bool:
+    """Whether `target` is inside the installed package's pretrained models (see the module
+    docstring: the script never writes there).
 
     # Parameters
     target: the folder the card and the biLM's files would be written to.
     """
-    if target.resolve().is_relative_to(PRETRAINED_DIR.resolve()):
-        raise SystemExit(
-            f"model_card.py: {target} is inside the installed package ({PRETRAINED_DIR}), whose "
-            "shipped taggers pin the biLM there; write the card to another folder"
-        )
+    return target.resolve().is_relative_to(PRETRAINED_DIR.resolve())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -143,7 +140,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default=SHIPPED_MODEL, help="the card's title")
     parser.add_argument("--note", type=Path, help="a Markdown paragraph about the run's history")
     args = parser.parse_args(argv)
-    check_target(args.target)
+    if inside_package(args.target):
+        parser.error(
+            f"{args.target} is inside the installed package ({PRETRAINED_DIR}), whose shipped "
+            "taggers pin the biLM there; write the card to another folder"
+        )
     metrics = json.loads((args.run / "metrics.json").read_text())
     config = load_checkpoint(args.run / "checkpoint.pt")["config"]
     log = [json.loads(line) for line in (args.run / "log.jsonl").read_text().splitlines()]

@@ -42,12 +42,14 @@ def test_the_card_reports_the_runs_own_figures(tiny_config, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("inside", ["elmo-small-news", "new-bilm", "."])
-def test_it_refuses_to_write_into_the_installed_package(inside: str, tmp_path: Path) -> None:
+def test_it_refuses_to_write_into_the_installed_package(inside: str, tmp_path: Path, capsys):
     """The shipped taggers pin the digests of the biLM in ner/pretrained/: the script never writes
     there, and refuses before it reads the run (here a folder without one)."""
     before = {p: p.stat().st_mtime_ns for p in PRETRAINED_DIR.rglob("*")}
-    with pytest.raises(SystemExit, match="inside the installed package"):
+    with pytest.raises(SystemExit) as stop:
         model_card.main([str(tmp_path / "run"), str(PRETRAINED_DIR / inside)])
+    assert stop.value.code == 2
+    assert "inside the installed package" in capsys.readouterr().err
     assert {p: p.stat().st_mtime_ns for p in PRETRAINED_DIR.rglob("*")} == before
 
 
