@@ -36,6 +36,7 @@ from ner.data.tokenize import TOKENIZERS, Token, tokenize_sentences
 from ner.model.archive import MANIFEST, read_manifest
 from ner.model.tagger import TaggedText, Tagger, joined_tokens
 from ner.serving.batcher import MicroBatcher, Overloaded
+from ner.serving.headers import NOSNIFF, SecurityHeaders
 from ner.serving.hosts import LOOPBACK, HostCheck
 from ner.serving.schema import (
     BiLMInfo,
@@ -404,9 +405,10 @@ def add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def failed(request: Request, error: Exception) -> JSONResponse:
-        """A bug answers JSON too; uvicorn still logs its traceback."""
+        """A bug answers JSON too; uvicorn still logs its traceback. (Starlette sends this
+        answer from outside every middleware, so it carries its security header itself.)"""
         detail = f"internal error ({type(error).__name__}); the server log has the details"
-        return JSONResponse({"detail": detail}, 500)
+        return JSONResponse({"detail": detail}, 500, headers=NOSNIFF)
 
 
 def create_app(
@@ -431,6 +433,7 @@ def create_app(
         redoc_url=None,
     )
     app.add_middleware(HostCheck, allowed=allowed_hosts)
+    app.add_middleware(SecurityHeaders)  # added last: outside HostCheck, so on its 400s too
     app.state.batcher = batcher
     app.router.add_event_handler("shutdown", batcher.close)
 
