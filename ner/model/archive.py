@@ -409,7 +409,10 @@ def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
         raise ArchiveError(f"model directory {directory} is incomplete: {name} is missing")
     if expected is None:
         raise ArchiveError(f"{directory / MANIFEST} lists no sha256 for {name}")
-    actual = sha256_file(path)
+    try:
+        actual = sha256_file(path)
+    except OSError as error:  # unreadable (permissions, an I/O error): the user's to fix
+        raise ArchiveError(f"{path} cannot be read: {error.strerror or error}") from None
     if actual != expected:
         raise ArchiveError(
             f"{path} is corrupt or was changed: sha256 {actual}, the manifest says {expected}"
