@@ -32,7 +32,7 @@ from typing import IO, Any
 
 import filelock
 
-from ner.common.errors import file_error
+from ner.common.errors import FileAccessError, file_error
 
 TEMPORARY_MARK = ".tmp-"
 _HOST = socket.gethostname().replace("-", "_") or "host"
@@ -50,7 +50,10 @@ def open_input(path: str | Path, mode: str = "rb") -> IO:
 @contextmanager
 def open_output(path: str | Path) -> Iterator[IO[str]]:
     """`atomic_write` of a text file (UTF-8) the user named; an `OSError` while opening it (a
-    file where a folder should be, no permission) is the user's error naming the file."""
+    file where a folder should be, no permission) is the user's error naming the file, and so
+    is a folder at `path`, found now rather than when the finished file would replace it."""
+    if Path(path).is_dir():
+        raise FileAccessError(f"{path}: Is a directory")
     stack = contextlib.ExitStack()
     try:
         handle = stack.enter_context(atomic_write(path, "w", encoding="utf-8"))

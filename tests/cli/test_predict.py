@@ -312,6 +312,8 @@ def test_missing_input_and_bad_options(tmp_path: Path, capsys) -> None:
     status, _, err = run([str(source), "-o", str(source / "out.jsonl")], capsys)
     assert status == 2 and len(err.strip().splitlines()) == 1
     assert err.startswith(f"ner-predict: {source / 'out.jsonl'}: ")
+    status, _, err = run([str(source), "-o", str(tmp_path)], capsys)  # before: a traceback
+    assert (status, err) == (2, f"ner-predict: {tmp_path}: Is a directory\n")
     with pytest.raises(SystemExit) as exit_info:
         run([str(tmp_path), "--batch-size", "0"], capsys)
     assert exit_info.value.code == 2
