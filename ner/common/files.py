@@ -50,10 +50,7 @@ def open_input(path: str | Path, mode: str = "rb") -> IO:
 @contextmanager
 def open_output(path: str | Path) -> Iterator[IO[str]]:
     """`atomic_write` of a text file (UTF-8) the user named; an `OSError` while opening it (a
-    file where a folder should be, no permission) is the user's error naming the file, and so
-    is a folder at `path`, found now rather than when the finished file would replace it."""
-    if Path(path).is_dir():
-        raise FileAccessError(f"{path}: Is a directory")
+    file where a folder should be, no permission) is the user's error naming the file."""
     stack = contextlib.ExitStack()
     try:
         handle = stack.enter_context(atomic_write(path, "w", encoding="utf-8"))
@@ -146,8 +143,12 @@ def _fsync_directory(directory: Path) -> None:
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield the temporary name to write `path` under (for writers that want a file name:
     h5py, safetensors, numpy); on a clean exit the file is fsynced and renamed over `path`, on
-    an exception it is deleted and `path` is left as it was."""
+    an exception it is deleted and `path` is left as it was. A folder at `path` is the user's
+    error (`FileAccessError`), found before anything is written, not when the finished file
+    would replace it."""
     path = Path(path)
+    if path.is_dir():
+        raise FileAccessError(f"{path}: Is a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     temporary = temporary_sibling(path)

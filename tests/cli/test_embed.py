@@ -120,6 +120,10 @@ def test_bad_input_and_bad_weights_give_one_line_errors(fixture_dir, tmp_path, c
     assert f"input file not found: {missing}" in error(
         str(missing), str(tmp_path / "o.hdf5"), *model_args(fixture_dir)
     )
+    source.write_text("fine line\n")  # an output that is a folder: before, a traceback
+    assert error(str(source), str(tmp_path), *model_args(fixture_dir)) == (
+        f"ner-embed: {tmp_path}: Is a directory"
+    )
 
 
 def test_token_cache_is_reused_across_calls(fixture_dir, sentences):
