@@ -5,8 +5,12 @@ import http.client
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from live_server import Server, start_server, stop_server
+from tiny_tagger import one_thread, saved_model
 
+from ner.model.tagger import Tagger
+from ner.serving.app import create_app
 from ner.serving.headers import PAGE_POLICY
 
 
@@ -74,3 +78,18 @@ def test_x_forwarded_for_names_the_client_behind_a_trusted_proxy(served_run: Pat
         assert logged_client(server, "203.0.113.9") == "203.0.113.9"
     finally:
         stop_server(server)
+
+
+def test_a_bugs_500_says_nosniff_too() -> None:
+    """Starlette answers an unforeseen error from outside every middleware."""
+    with one_thread():
+        app = create_app(Tagger.load(saved_model()), saved_model())
+
+    @app.get("/fails")
+    async def fails() -> None:
+        raise RuntimeError("a bug")
+
+    client = TestClient(app, base_url="http://localhost", raise_server_exceptions=False)
+    answer = client.get("/fails")
+    assert answer.status_code == 500
+    assert answer.headers["x-content-type-options"] == "nosniff"
