@@ -10,7 +10,8 @@ the API without the CORS preflight this server never grants), the body is read w
 and a deadline, decoded as UTF-8, parsed, validated against `PredictRequest` and checked against
 the `Limits` before anything is queued. Requests are tagged in shared micro-batches
 (`MicroBatcher`); one that waits longer than ``limits.timeout`` seconds gets a 503, and one whose
-client hangs up is dropped.
+client hangs up is dropped, or stops being tagged. Every answer carries the security headers of
+`ner.serving.headers`.
 """
 
 import asyncio
@@ -334,7 +335,8 @@ async def client_gone(request: Request) -> None:
 async def tagged(request: Request, future: Future, timeout: float) -> list[TaggedText] | None:
     """The results of a queued request, or None if its client hung up first; HTTPException 503
     after `timeout` seconds. On a hang-up, a timeout or a shutdown the request is cancelled:
-    one whose micro-batch has not started is then never tagged."""
+    one whose micro-batch has not started is then never tagged, and a running micro-batch stops
+    once none of its requests is waited for (`MicroBatcher`)."""
     result = asyncio.wrap_future(future)
     gone = asyncio.ensure_future(client_gone(request))
     try:
