@@ -1,4 +1,5 @@
-"""One entry point for a biLM on disk, its format detected (docs/bilm.md, "Loading any format").
+"""One entry point for a biLM on disk, its format detected (docs/bilm.md, "ELMoForManyLangs
+models").
 
 * an ELMoForManyLangs folder (it holds `config.json`): `EfmlBiLM`;
 * a folder holding one `*.json` options file and one `*.hdf5` weights file (AllenNLP/bilm-tf):
