@@ -21,11 +21,11 @@ from typing import Annotated, Any
 
 import numpy as np
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from ner.bilm.char_ids import MAX_CHARACTERS_PER_TOKEN
 from ner.bilm.lstm import tf_cell_prefix
-from ner.bilm.options import BiLMOptions
+from ner.bilm.options import BiLMOptions, _Filter, _narrow
 from ner.common.errors import NerError
 from ner.common.file_schema import validate
 
@@ -187,9 +187,7 @@ class _Encoder(_Schema):
 class _TokenEmbedder(_Schema):
     name: str = Field(pattern="^(?i:cnn)$", description="'cnn' (the 'lstm' one is unsupported)")
     activation: str = Field(pattern="^(relu|tanh)$", description="'relu' or 'tanh'")
-    filters: list[
-        Annotated[list[Annotated[int, Field(gt=0, le=50)]], Field(min_length=2, max_length=2)]
-    ] = Field(
+    filters: list[Annotated[_Filter, AfterValidator(_narrow)]] = Field(
         min_length=1, description="a non-empty list of [width, count] pairs, widths at most 50"
     )
     n_highway: int = Field(ge=0, description="a whole number >= 0")

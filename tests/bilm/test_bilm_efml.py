@@ -122,3 +122,14 @@ def test_an_unsupported_architecture_names_the_field(tmp_path):
     (folder / "tiny.json").write_text(json.dumps(config), encoding="utf-8")
     with pytest.raises(EfmlError, match="max_characters_per_token"):
         load_bilm(folder)
+
+
+def test_the_published_architecture_is_built_in(tmp_path):
+    """config_path names the package's shipped file, absent from the folder: its built-in copy
+    is used (here it does not fit the tiny weights, which the error shows)."""
+    folder = copy_model(tmp_path)
+    (folder / "tiny.json").unlink()
+    config = {"config_path": "../configs/cnn_50_100_512_4096_sample.json"}
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(EfmlError, match=r"has shape \(27, 6\), the config implies \(27, 100\)"):
+        load_bilm(folder)
