@@ -270,7 +270,8 @@ def load_state_dict(path: Path) -> dict[str, torch.Tensor]:
     except FileNotFoundError:
         raise EfmlError(f"{path}: missing (an ELMoForManyLangs model has {STATE_FILES})") from None
     except Exception as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        lines = str(error).strip().splitlines()
+        reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
         raise EfmlError(f"{path}: refused, not a plain tensor state dict ({reason})") from None
     if not isinstance(content, Mapping) or not all(
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in content.items()
