@@ -6,7 +6,15 @@ here also names ``hydra_plugins.ner_sweeper``, the sweeper of ``hparams_search=o
 from setuptools import find_packages, setup
 
 setup(
-    # Hydra finds plugins only in the hydra_plugins namespace package.
-    packages=[*find_packages(include=["ner", "ner.*"]), "ner.conf", "hydra_plugins.ner_sweeper"],
+    # Hydra finds plugins by listing the folders of the hydra_plugins namespace package. Naming
+    # the namespace itself makes an editable install (pip install -e .) put this checkout's
+    # hydra_plugins/ folder on its path; with the subpackage alone, the folder is reachable only
+    # through setuptools' import hook, which imports it but cannot list it.
+    packages=[
+        *find_packages(include=["ner", "ner.*"]),
+        "ner.conf",
+        "hydra_plugins",
+        "hydra_plugins.ner_sweeper",
+    ],
     package_dir={"ner.conf": "conf"},
 )

@@ -43,6 +43,7 @@ class Argument:
     default: object
     choices: list[str] | None
     is_flag: bool  # store_true: no value
+    help: str = ""
 
 
 def parsers(command: str) -> dict[str, argparse.ArgumentParser]:
@@ -64,7 +65,7 @@ def arguments(parser: argparse.ArgumentParser) -> list[Argument]:
         names = list(action.option_strings) or [action.metavar or action.dest.upper()]
         choices = [str(choice) for choice in action.choices] if action.choices else None
         flag = isinstance(action, argparse._StoreTrueAction)
-        found.append(Argument(names, action.default, choices, flag))
+        found.append(Argument(names, action.default, choices, flag, action.help or ""))
     return found
 
 

@@ -15,6 +15,7 @@ from fixture_files import FIXTURE, MIRROR
 if MIRROR is not None:
     os.environ.setdefault("NER_NLTK_DATA_URL", str(MIRROR / "nltk_data"))
     os.environ.setdefault("NER_REUTERS_URL", str(MIRROR / "reuters21578" / "reuters21578.tar.gz"))
+    os.environ.setdefault("NER_WNUT17_URL", str(MIRROR / "wnut17"))
 # The `elmo=fixture` preset reads its folder from here.
 os.environ.setdefault("NER_ELMO_FIXTURE", str(FIXTURE))
 
@@ -24,8 +25,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if MIRROR is not None:
         return
     skip = pytest.mark.skip(
-        reason="downloads real corpora: set NER_MIRROR to a folder with nltk_data/ and "
-        "reuters21578/ (a copy of the public sources) to run it"
+        reason="downloads real corpora: set NER_MIRROR to a folder with nltk_data/, "
+        "reuters21578/ and wnut17/ (a copy of the public sources) to run it"
     )
     for item in items:
         if "mirror" in item.keywords:

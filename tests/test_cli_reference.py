@@ -80,6 +80,32 @@ def test_every_documented_default_and_choice_is_the_parsers(command, title):
     assert not wrong, f"{title}: " + "; ".join(wrong)
 
 
+def stated_default_names(help_text: str) -> set[str]:
+    """The config keys and options that an argument's help names in its ``(default: ...)``."""
+    stated = re.search(r"default: ([^)]*)", help_text)
+    return set(re.findall(r"--[\w-]+|\b[a-z]+(?:\.[a-z_]+)+", stated[1])) if stated else set()
+
+
+@pytest.mark.parametrize(("command", "title"), cli_parsers(), ids=lambda value: value)
+def test_a_default_computed_at_run_time_is_documented_as_the_help_states_it(command, title):
+    """An option whose default comes from elsewhere (``--max-sentences``: the run's
+    ``data.max_sentences``) names in docs/cli.md the keys and options its help names."""
+    rows = {name: row for row in cli_sections()[title].rows for name in row.names}
+    wrong = []
+    for argument in arguments(parsers(command)[title]):
+        default_cell = rows[argument.names[-1]].cells[2]
+        missing = stated_default_names(argument.help) - set(re.findall(r"[\w.-]+", default_cell))
+        if argument.default is None and missing:
+            wrong.append(f"{argument.names[-1]}: default '{default_cell}' does not name {missing}")
+    assert not wrong, f"{title}: " + "; ".join(wrong)
+
+
+def test_the_stated_default_names_are_read_from_the_help():
+    help_text = "cap the split (default: the run's data.max_sentences; none with --corpus)"
+    assert stated_default_names(help_text) == {"data.max_sentences", "--corpus"}
+    assert stated_default_names("torch CPU threads (default: torch's choice)") == set()
+
+
 def test_the_default_check_reads_numbers_with_separators_and_whole_words():
     assert mentions("`1,000,000`", 1_000_000) and mentions("`5`", 5.0)
     assert not mentions("`256`", 25) and not mentions("`utf-8`", "utf")

@@ -16,13 +16,20 @@
 - Every dotted config key shown inline (``trainer.max_epochs=N``) exists in the config; with a
   concrete value it composes.
 - Python signatures shown inline (``ner.x.f(a, *, b=None)``) are valid Python and match the code.
+- A script of ``experiments/`` that a page runs (``python experiments/x/y.py ...``,
+  ``bash experiments/x/y.sh``) exists; a Python script's arguments parse with its own parser
+  (only its options, for one shown in running text).
+- No documented command writes into the installed package (``ner/pretrained/``), and none edits
+  a committed file in place (``--insert-into`` a file of the repository).
 """
 
+import argparse
 import ast
 import contextlib
 import functools
 import gzip
 import importlib
+import importlib.util
 import inspect
 import io
 import json
@@ -49,7 +56,11 @@ from ner.data.corpora import NAMED_CORPORA
 from ner.pretrain.config import validate as validate_pretrain
 from ner.training.config import validate as validate_train
 
-PAGES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
+PAGES = [
+    PROJECT_ROOT / "README.md",
+    *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+    PROJECT_ROOT / "experiments" / "README.md",
+]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 SHELL_BLOCKS = {"bash", "sh", "console", "shell", "text", ""}
 PROGRAMS = set(ARGPARSE) | set(HYDRA)
@@ -92,7 +103,8 @@ class Command:
 
 def program_of(tokens: list[str]) -> tuple[str, list[str]] | None:
     """The console script a shell segment runs and its arguments, or None: `ner-x ...`,
-    `.venv/bin/ner-x ...`, `python -m ner.cli.x ...`, `torchrun ... -m ner.cli.x ...`."""
+    `.venv/bin/ner-x ...`, `python -m ner.cli.x ...`, `torchrun ... -m ner.cli.x ...`; or the
+    script of experiments/ it runs: `python experiments/x/y.py ...`, `bash experiments/x/y.sh`."""
     while tokens and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", tokens[0]):  # NAME=value prefixes
         tokens = tokens[1:]
     if not tokens:
@@ -100,11 +112,17 @@ def program_of(tokens: list[str]) -> tuple[str, list[str]] | None:
     name = Path(tokens[0]).name
     if name in PROGRAMS:
         return name, tokens[1:]
+    if name.startswith(("python", "bash")) and tokens[1:2] and is_script(tokens[1]):
+        return tokens[1], tokens[2:]
     if "-m" in tokens and Path(tokens[0]).name.startswith(("python", "torchrun")):
         at = tokens.index("-m")
         if at + 1 < len(tokens) and tokens[at + 1] in MODULES:
             return MODULES[tokens[at + 1]], tokens[at + 2 :]
     return None
+
+
+def is_script(path: str) -> bool:
+    return path.startswith("experiments/") and path.endswith((".py", ".sh"))
 
 
 def shell_commands(page: str, line: int, text: str, **extra) -> list[Command]:
@@ -176,12 +194,16 @@ def page_commands(path: Path) -> list[Command]:
             found += [
                 c
                 for c in shell_commands(page, number, span, inline=True, yaml_files=files)
-                if span.split()[0].endswith(c.program) or " -m " in f" {span}"
+                if span.split()[0].endswith(c.program)
+                or " -m " in f" {span}"
+                or is_script(c.program)
             ]
     return found
 
 
-COMMANDS = [command for page in PAGES for command in page_commands(page)]
+ALL_COMMANDS = [command for page in PAGES for command in page_commands(page)]
+COMMANDS = [command for command in ALL_COMMANDS if command.program in PROGRAMS]
+SCRIPTS = [command for command in ALL_COMMANDS if is_script(command.program)]
 
 
 def by_id(commands: list[Command]) -> dict:
@@ -354,12 +376,16 @@ def write_input(cwd: Path, source: str, content: str) -> None:
     path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
 
 
+# Options whose value a command writes (`--insert-into` edits the file in place).
+OUTPUT_OPTIONS = ("--out", "-o", "--output", "--insert-into", "--study-json", "--scores")
+
+
 def make_tiny_inputs(command: Command, cwd: Path) -> list[str]:
     """The command's arguments with model folders, biLM files and repository files resolved, and
     every input file it names written, in the layout it reads."""
     args = []
     for index, arg in enumerate(command.args):
-        is_output = index > 0 and command.args[index - 1] in ("--out", "-o", "--output")
+        is_output = index > 0 and command.args[index - 1] in OUTPUT_OPTIONS
         if is_output:
             pass  # written in the temporary folder, never over a file of the repository
         elif re.fullmatch(r"(outputs/\S*/)?model|MODEL", arg):
@@ -421,6 +447,26 @@ def run_in_process(command: Command, args: list[str], cwd: Path, monkeypatch) ->
 
 
 RUNNABLE = [c for c in COMMANDS if runnable(c)]
+ARGPARSE_ERRORS = [c for c in COMMANDS if c.error is not None and c.program in ARGPARSE]
+
+
+@pytest.mark.parametrize("command", **by_id(ARGPARSE_ERRORS))
+def test_a_documented_error_is_what_the_command_prints(
+    command: Command, tmp_path: Path, monkeypatch, capsys
+):
+    """An error example of an argparse command (`$ ner-data prepare ...` and its output) fails
+    with a status of its own and prints every line shown, its `ner-x:` prefix included."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NER_DATA_DIR", str(tmp_path / "data"))
+    try:
+        status = main_of(command.program)(command.args)
+    except SystemExit as stop:
+        status = stop.code
+    printed = capsys.readouterr()
+    lines = {line.strip() for line in (printed.out + printed.err).splitlines()}
+    missing = [line for line in command.error if line != "..." and line not in lines]
+    assert status not in (0, None), f"{command.id}: {command.text} succeeded"
+    assert not missing, f"{command.id}: the command does not print {missing}"
 
 
 @pytest.mark.parametrize("command", **by_id([c for c in RUNNABLE if c.program in ARGPARSE]))
@@ -504,8 +550,10 @@ def key_spans() -> list[KeySpan]:
                 if all(re.fullmatch(r"[a-z_]+(\.[a-z_0-9]+)+|[a-z_/]+", k) for k in keys) and any(
                     "." in k or k in groups for k in keys
                 ):
+                    # `pretrain.*` keys are ner-pretrain's on any page (docs/gpu.md shows both)
+                    of = "pretrain" if all(k.startswith("pretrain.") for k in keys) else config
                     found.append(
-                        KeySpan(path.relative_to(PROJECT_ROOT).as_posix(), number, span, config)
+                        KeySpan(path.relative_to(PROJECT_ROOT).as_posix(), number, span, of)
                     )
     return found
 
@@ -586,3 +634,151 @@ def test_a_documented_signature_is_python_and_matches_the_code(page, name, param
             assert ast.literal_eval(defaults[argument]) == real[argument].default, (
                 f"{page}: {name}({argument}=...) differs from the code's default"
             )
+
+
+# ---------------------------------------------------------------------------------------------
+# Scripts of experiments/ that the pages run; where documented commands write.
+
+
+class Parsed(Exception):
+    """Raised in place of a script's argument parsing: carries its parser."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__(parser.prog)
+        self.parser = parser
+
+
+def parse_instead(parser: argparse.ArgumentParser, args=None, namespace=None):
+    raise Parsed(parser)
+
+
+def script_parser(path: Path) -> argparse.ArgumentParser | None:
+    """The argparse parser a Python script of experiments/ builds in its main() (None for a
+    script that reads sys.argv itself): main() runs until it parses, which raises instead."""
+    if "parse_args" not in path.read_text(encoding="utf-8"):
+        return None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(path.parent))  # the scripts import their neighbours
+        spec = importlib.util.spec_from_file_location(f"doc_script_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        patch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up
+        spec.loader.exec_module(module)
+        patch.setattr(argparse.ArgumentParser, "parse_args", parse_instead)
+        patch.setattr(sys, "argv", [str(path)])
+        with pytest.raises(Parsed) as caught:
+            module.main()
+    return caught.value.parser
+
+
+def option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option of `parser` and of its subcommands."""
+    known = set()
+    for action in parser._actions:
+        known |= set(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            known |= {o for sub in action.choices.values() for o in option_strings(sub)}
+    return known
+
+
+def test_the_pages_run_scripts_of_experiments():
+    shown = {command.program for command in SCRIPTS}
+    assert {"experiments/pretrain/model_card.py", "experiments/bench/serve.py"} <= shown
+    assert any(c.page == "experiments/README.md" for c in SCRIPTS)
+    [script] = shell_commands("p", 1, ".venv/bin/python experiments/bench/predict.py --rounds 2")
+    assert (script.program, script.args) == ("experiments/bench/predict.py", ["--rounds", "2"])
+
+
+@pytest.mark.parametrize("command", **by_id(SCRIPTS))
+def test_a_documented_script_exists_and_its_arguments_parse(command: Command, monkeypatch):
+    path = PROJECT_ROOT / command.program
+    assert path.is_file(), f"{command.id}: no {command.program}"
+    if path.suffix != ".py":
+        return
+    monkeypatch.chdir(PROJECT_ROOT)  # the scripts run from the repository root
+    parser = script_parser(path)
+    if parser is None:
+        return
+    if command.inline or command.synopsis:
+        used = {a.strip("[]").split("=")[0] for a in command.args if a.strip("[").startswith("-")}
+        unknown = used - option_strings(parser)
+        assert not unknown, f"{command.id}: {command.text}: unknown {sorted(unknown)}"
+        return
+    try:
+        parser.parse_args(command.args)
+    except SystemExit as stop:
+        assert stop.code == 0, f"{command.id}: {command.text}"
+
+
+def test_the_script_check_finds_a_wrong_option():
+    parser = script_parser(PROJECT_ROOT / "experiments/pretrain/model_card.py")
+    assert "--note" in option_strings(parser) and "--target" not in option_strings(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["RUN_DIR"])  # the output folder is required
+
+
+def written_paths(command: Command) -> list[str]:
+    """The paths a documented command writes to, by its output options."""
+    args = command.args
+    return [args[i + 1] for i, arg in enumerate(args[:-1]) if arg in OUTPUT_OPTIONS]
+
+
+COMMITTED = set(
+    subprocess.run(
+        ["git", "ls-files"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
+    ).stdout.splitlines()
+)
+
+
+@pytest.mark.parametrize("command", **by_id(ALL_COMMANDS))
+def test_no_documented_command_writes_into_the_package_or_edits_a_committed_file(command):
+    for path in written_paths(command):
+        assert not path.startswith("ner/"), f"{command.id}: writes {path} in the package"
+    args = command.args
+    for edited in [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--insert-into"]:
+        assert edited not in COMMITTED, f"{command.id}: edits the committed {edited}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Python names and repository paths shown inline.
+
+NAME = re.compile(r"`(ner(?:\.\w+)+)`")
+REPO_PATH = re.compile(r"`((?:ner|experiments|tests|conf|scripts|hydra_plugins)/[\w./-]+)`")
+
+
+def resolves(dotted: str) -> bool:
+    """Whether `ner.a.b.C` names a module, or an attribute of the longest module it starts with."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+def shown_names() -> list[tuple[str, str]]:
+    return sorted(
+        {
+            (path.relative_to(PROJECT_ROOT).as_posix(), match)
+            for path in PAGES
+            for pattern in (NAME, REPO_PATH)
+            for match in pattern.findall(path.read_text(encoding="utf-8"))
+        }
+    )
+
+
+@pytest.mark.parametrize(("page", "shown"), shown_names())
+def test_every_python_name_and_repository_path_shown_exists(page: str, shown: str):
+    if shown.startswith("ner.") and "/" not in shown:
+        assert resolves(shown), f"{page}: no {shown} in the package"
+    else:
+        assert (PROJECT_ROOT / shown).exists(), f"{page}: no {shown} in the repository"
+
+
+def test_a_name_that_is_not_there_is_found():
+    assert resolves("ner.bilm.bilm.BiLM") and not resolves("ner.bilm.BiLM")

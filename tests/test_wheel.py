@@ -43,24 +43,20 @@ def write_corpus(folder: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> dict:
-    """The wheel built from a copy of the sources, installed into a fresh venv."""
-    root = tmp_path_factory.mktemp("wheel")
+def copy_sources(root: Path) -> Path:
+    """The files a fresh clone has that the package is built from, copied under `root`."""
     source = root / "source"
     source.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, source / name)
     for name in ("ner", "conf", "hydra_plugins"):
         shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "-q", "-w", str(root / "dist"), str(source)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert build.returncode == 0, build.stderr[-3000:]
-    [wheel] = (root / "dist").glob("ner_elmo-*.whl")
-    venv = root / "venv"
+    return source
+
+
+def new_venv(venv: Path) -> Path:
+    """A fresh virtualenv that sees the dependencies installed for the tests (a ``.pth`` line:
+    nothing is downloaded) but not this package; its python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     purelib = subprocess.run(
@@ -68,25 +64,61 @@ def installed(tmp_path_factory) -> dict:
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
     (Path(purelib) / "_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+def pip_install(python: Path, *args: str) -> None:
+    """``pip install --no-deps`` into the virtualenv of `python`, offline."""
     install = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--no-index", "--disable-pip-version-check", "-q", str(wheel)],
+         "--no-index", "--disable-pip-version-check", "-q", *args],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr[-3000:]
-    work = root / "empty"
-    work.mkdir()
+
+
+def user_env(root: Path, venv: Path) -> dict[str, str]:
+    """A user's environment: the virtualenv's scripts first on PATH, no settings of the tests'
+    own, the per-user cache folder inside `root`."""
     env = {
         key: value
         for key, value in os.environ.items()
         if key not in ("NER_DATA_DIR", "PYTHONPATH", "VIRTUAL_ENV")
     }
     env.update(
-        XDG_CACHE_HOME=str(root / "cache"),  # the per-user cache folder, inside the test
+        XDG_CACHE_HOME=str(root / "cache"),
         OMP_NUM_THREADS="1",
         PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}",
     )
-    return {"root": root, "bin": venv / "bin", "work": work, "env": env}
+    return env
+
+
+def tiny_run(corpus: Path) -> list[str]:
+    """ner-train overrides for a run of a few seconds on `corpus` (write_corpus)."""
+    return [
+        f"data.name={corpus}", "embeddings=words", "embeddings.glove.dim=8",
+        "embeddings.char.filters=8", "model.hidden_size=8", "model.num_layers=1", "elmo=fixture",
+        "trainer.max_epochs=2", "trainer.num_threads=1", "data.batch_size=8", "logger=none",
+        "progress=false",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    """The wheel built from a copy of the sources, installed into a fresh venv."""
+    root = tmp_path_factory.mktemp("wheel")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "-q", "-w", str(root / "dist"), str(copy_sources(root))],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-3000:]
+    [wheel] = (root / "dist").glob("ner_elmo-*.whl")
+    venv = root / "venv"
+    pip_install(new_venv(venv), str(wheel))
+    work = root / "empty"
+    work.mkdir()
+    return {"root": root, "bin": venv / "bin", "work": work, "env": user_env(root, venv)}
 
 
 def run(installed: dict, *command: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -137,12 +169,7 @@ def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
 
     corpus = write_corpus(work / "tiny")
     run_dir = work / "runs" / "tiny"
-    tiny = [
-        f"data.name={corpus}", "embeddings=words", "embeddings.glove.dim=8",
-        "embeddings.char.filters=8", "model.hidden_size=8", "model.num_layers=1", "elmo=fixture",
-        "trainer.max_epochs=2", "trainer.num_threads=1", "data.batch_size=8", "logger=none",
-        "progress=false",
-    ]  # fmt: skip
+    tiny = tiny_run(corpus)
     run(installed, "ner-train", *tiny, f"hydra.run.dir={run_dir}")
     results = json.loads((run_dir / "results.json").read_text())
     assert results["epochs_run"] == 2 and results["git_commit"] is None

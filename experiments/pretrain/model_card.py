@@ -1,8 +1,12 @@
 # ruff: noqa: E501  (the card is a Markdown template with long table rows)
-"""Ship a finished pretraining run: copy its biLM into ner/pretrained/<name>/ and write MODEL_CARD.md.
+"""Package a finished pretraining run: copy its biLM into OUT_DIR and write MODEL_CARD.md there.
 
-    .venv/bin/python experiments/pretrain/model_card.py RUN_DIR [--name NAME] [--target DIR]
+    .venv/bin/python experiments/pretrain/model_card.py RUN_DIR OUT_DIR [--name NAME]
         [--note FILE]   # e.g. experiments/pretrain/train_clean_history.md for the clean run
+
+OUT_DIR is never inside the installed package's ``ner/pretrained/``: the shipped taggers pin the
+digests of the biLM there, so replacing it would break them. Shipping a new biLM is a release
+step taken by hand (copy the folder, retrain and re-export the taggers that read it).
 
 Every figure in the card is read from the run (metrics.json, checkpoint.pt config, log.jsonl).
 What the biLM adds to a tagger is not in the run: that section ("On a tagger") is written into
@@ -114,21 +118,37 @@ Exact command (from the repository root of a `git worktree` of the commit that t
 
 {note}Training on CPU with one thread is deterministic: the same command repeats the same losses (and
 rerunning it once finished re-evaluates the perplexities above from the run's `checkpoint.pt`).
-Then `.venv/bin/python experiments/pretrain/model_card.py <run folder>` writes this folder.
+Then `.venv/bin/python experiments/pretrain/model_card.py <run folder> <out folder>` writes this
+folder.
 """
 
 
+def inside_package(target: Path) -> bool:
+    """Whether `target` is inside the installed package's pretrained models (see the module
+    docstring: the script never writes there).
+
+    # Parameters
+    target: the folder the card and the biLM's files would be written to.
+    """
+    return target.resolve().is_relative_to(PRETRAINED_DIR.resolve())
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("run", type=Path)
-    parser.add_argument("--name", default=SHIPPED_MODEL)
-    parser.add_argument("--target", type=Path, help="default: ner/pretrained/<name>")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("run", type=Path, help="the finished ner-pretrain run folder")
+    parser.add_argument("target", type=Path, help="the folder to write (not in ner/pretrained/)")
+    parser.add_argument("--name", default=SHIPPED_MODEL, help="the card's title")
     parser.add_argument("--note", type=Path, help="a Markdown paragraph about the run's history")
     args = parser.parse_args(argv)
+    if inside_package(args.target):
+        parser.error(
+            f"{args.target} is inside the installed package ({PRETRAINED_DIR}), whose shipped "
+            "taggers pin the biLM there; write the card to another folder"
+        )
     metrics = json.loads((args.run / "metrics.json").read_text())
     config = load_checkpoint(args.run / "checkpoint.pt")["config"]
     log = [json.loads(line) for line in (args.run / "log.jsonl").read_text().splitlines()]
-    target = args.target or PRETRAINED_DIR / args.name
+    target = args.target
     target.mkdir(parents=True, exist_ok=True)
     for file in ("options.json", "weights.hdf5", "vocab.txt"):
         shutil.copyfile(args.run / file, target / file)

@@ -3,10 +3,12 @@
 The stock sweeper reopens a study from its storage but then runs ``n_trials`` more trials and
 numbers their job folders from 0 again, over the finished ones. Here, before the stock loop runs:
 
-- the sweep folder is locked (one search per folder at a time) and gets ``search.yaml``, the
-  search's record: study, search space and the fixed overrides. A rerun with another search
-  space or other fixed overrides is an error naming the differences, so a study never mixes
-  trials of two different searches;
+- the sweep folder is locked (one search per folder at a time), and its study file is opened
+  again only if a search created it (`_study_file`: a plain file, not a link, with no trigger,
+  view or table that Optuna does not create);
+- the folder gets ``search.yaml``, the search's record: study, search space and the fixed
+  overrides. A rerun with another search space or other fixed overrides is an error naming the
+  differences, so a study never mixes trials of two different searches;
 - trials a killed search left running are marked failed (their folders stay, without
   ``results.json``), finished ones are kept and count towards ``n_trials``: a rerun of the same
   command runs only the trials still missing, and a rerun with a larger ``n_trials`` extends
@@ -30,6 +32,10 @@ from hydra_plugins.hydra_optuna_sweeper._impl import OptunaSweeperImpl
 from omegaconf import DictConfig, OmegaConf
 from optuna.trial import TrialState
 
+from ner.common.errors import NerError
+
+from ._study_file import check_study_file
+
 log = logging.getLogger(__name__)
 
 RECORD = "search.yaml"
@@ -37,7 +43,7 @@ LOCK = ".search.lock"
 _ABSENT = object()
 
 
-class SearchError(RuntimeError):
+class SearchError(NerError, RuntimeError):
     """A search that cannot start or resume; the message says why and what to do."""
 
 
@@ -63,6 +69,7 @@ class ResumableSweeperImpl(OptunaSweeperImpl):
             ) from None
         try:
             self.params = self._applicable_params()
+            check_study_file(self.storage)
             check_record(sweep_dir / RECORD, self._record(arguments))
             study = optuna.create_study(
                 study_name=self.study_name,

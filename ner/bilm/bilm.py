@@ -20,7 +20,13 @@ import torch
 from torch import nn
 
 from ner.bilm.char_cnn import CharCNN
-from ner.bilm.char_ids import BOS_CHAR_IDS, EOS_CHAR_IDS, token_to_char_ids
+from ner.bilm.char_ids import (
+    BOS_CHAR_IDS,
+    BOS_TOKEN,
+    EOS_CHAR_IDS,
+    EOS_TOKEN,
+    token_to_char_ids,
+)
 from ner.bilm.lstm import BACKWARD, FORWARD, LSTMState, ProjectedBiLSTM, reverse_padded
 from ner.bilm.options import BiLMOptions, OptionsError
 from ner.bilm.weights import count_parameters, read_weights, resolve, write_weights
@@ -42,6 +48,8 @@ The team won the match 3-1 and will play in the final next week in London ."""
 
 class BiLM(nn.Module):
     """Frozen-or-trainable ELMo biLM returning all L + 1 layers with boundaries removed."""
+
+    boundary_tokens: tuple[str, str] = (BOS_TOKEN, EOS_TOKEN)  # the sentence start and end
 
     def __init__(self, options: BiLMOptions, state: str = DEFAULT_STATE) -> None:
         super().__init__()
@@ -218,13 +226,17 @@ class BiLM(nn.Module):
             try:  # plain tensors even when called under inference_mode: training may use them
                 with torch.inference_mode(False), torch.no_grad():
                     for line in WARMUP_TEXT.splitlines():
-                        ids = torch.tensor([[token_to_char_ids(t) for t in line.split()]])
-                        self(ids.to(self.char_cnn.char_embed.weight.device))
+                        self._read_warmup_line(line.split())
                 assert self._carried is not None
                 self._warm = self._carried
             finally:
                 self._state, self._carried = mode, carried
         return self._warm
+
+    def _read_warmup_line(self, tokens: list[str]) -> None:
+        """Run one line of WARMUP_TEXT (stateful mode: the state is carried)."""
+        ids = torch.tensor([[token_to_char_ids(t) for t in tokens]])
+        self(ids.to(self.char_cnn.char_embed.weight.device))
 
     def embed_sentences(
         self,
@@ -259,7 +271,7 @@ class BiLM(nn.Module):
         them), so a word repeated across batches and calls is encoded once.
         """
         self._fill_token_cache(token_cache, {t for sentence in sentences for t in sentence})
-        bos, eos = self._token_vectors(["<S>", "</S>"])
+        bos, eos = self._boundary_vectors()
         longest = max((len(sentence) for sentence in sentences), default=0)
         mask = torch.zeros(len(sentences), longest, dtype=torch.bool)
         for row, sentence in enumerate(sentences):
@@ -284,6 +296,14 @@ class BiLM(nn.Module):
         padded = [len(sentence) + 2 for sentence in sentences]  # with BOS/EOS
         return length_batches(padded, max_tokens=max_tokens)
 
+    def token_char_ids(self, token: str) -> tuple[int, ...]:
+        """The 50 shifted character ids the char-CNN reads for a token."""
+        return token_to_char_ids(token)
+
+    def _boundary_vectors(self) -> torch.Tensor:
+        """Token vectors (2, P) of the sentence start and end."""
+        return self._token_vectors(self.boundary_tokens)
+
     def _token_vectors(self, tokens: Sequence[str]) -> torch.Tensor:
         """Char-CNN vectors (N, P) of token strings, computed in length-sorted chunks."""
         weight = self.char_cnn.char_embed.weight
@@ -291,7 +311,7 @@ class BiLM(nn.Module):
         widths = [len(token.encode("utf-8", "ignore")) for token in tokens]
         vectors = weight.new_empty(len(tokens), self.options.projection_dim)
         for part in length_batches(widths, batch_size=1024, order="shortest"):
-            ids = torch.tensor([token_to_char_ids(tokens[i]) for i in part], device=device)
+            ids = torch.tensor([self.token_char_ids(tokens[i]) for i in part], device=device)
             vectors[torch.tensor(part, device=device)] = self.char_cnn(ids)
         return vectors
 

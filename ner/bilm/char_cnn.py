@@ -26,7 +26,9 @@ class CharCNN(nn.Module):
         self.options = options
         num_filters = options.num_filters
         # Row 0 = sentence padding (always zero); rows 1..261 = raw char ids 0..260 (shifted +1).
-        self.char_embed = nn.Embedding(262, options.char_embedding_dim, padding_idx=0)
+        self.char_embed = nn.Embedding(
+            options.char_vocabulary + 1, options.char_embedding_dim, padding_idx=0
+        )
         self.convs = nn.ModuleList(
             nn.Conv1d(options.char_embedding_dim, count, width) for width, count in options.filters
         )
@@ -134,7 +136,7 @@ class CharCNN(nn.Module):
     def load_tf_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Copy the char-CNN datasets of a weights.hdf5 (already shape-checked) into this module."""
         with torch.no_grad():
-            table = torch.as_tensor(np.asarray(arrays["char_embed"]))  # (261, C)
+            table = torch.as_tensor(np.asarray(arrays["char_embed"]))  # (261, C) for bilm-tf
             self.char_embed.weight[0].zero_()
             self.char_embed.weight[1:].copy_(table)
             for i, conv in enumerate(self.convs):

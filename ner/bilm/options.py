@@ -34,6 +34,7 @@ class BiLMOptions:
     cell_clip: float | None
     proj_clip: float | None
     n_characters: int = 262
+    char_vocabulary: int = 261  # rows of the char embedding table (raw ids; other formats differ)
     source: str = "options"  # where these came from, for error messages
 
     @property

@@ -44,7 +44,7 @@ def expected_shapes(options: BiLMOptions) -> dict[str, tuple[int, ...]]:
         options.lstm_dim,
         options.projection_dim,
     )
-    shapes: dict[str, tuple[int, ...]] = {"char_embed": (261, width_c)}
+    shapes: dict[str, tuple[int, ...]] = {"char_embed": (options.char_vocabulary, width_c)}
     for i, (width, count) in enumerate(options.filters):
         shapes[f"CNN/W_cnn_{i}"] = (1, width, width_c, count)
         shapes[f"CNN/b_cnn_{i}"] = (count,)

@@ -20,8 +20,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", type=Path, help="text file, one tokenized sentence per line")
     parser.add_argument("output", type=Path, help="HDF5 file to write")
-    parser.add_argument("--options-file", required=True, help="options.json (path or URL)")
-    parser.add_argument("--weight-file", required=True, help="weights.hdf5 (path or URL)")
+    parser.add_argument(
+        "--model",
+        help="a biLM folder, its format detected: ELMoForManyLangs (config.json, char.dic, "
+        "*.pkl) or one options .json with one weights .hdf5 (instead of the two files below)",
+    )
+    parser.add_argument("--options-file", help="options.json (path or URL)")
+    parser.add_argument("--weight-file", help="weights.hdf5 (path or URL)")
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -49,15 +54,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if (args.model is None) == (args.options_file is None or args.weight_file is None):
+        parser.error("give either --model, or both --options-file and --weight-file")
+    if args.model is not None and (args.options_file or args.weight_file):
+        parser.error("--model replaces --options-file and --weight-file; give one or the other")
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
         embed_with_files(
-            args.options_file,
-            args.weight_file,
             args.input,
             args.output,
+            model=args.model,
+            options_file=args.options_file,
+            weight_file=args.weight_file,
             state=args.state,
             device=args.device,
             batch_size=args.batch_size,

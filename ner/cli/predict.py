@@ -168,14 +168,17 @@ def run(args: argparse.Namespace) -> int:
         out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
         records = io.StringIO() if args.format == "html" else out  # html: jsonl first, then a page
         lines = read_lines(source, args.encoding)
-        evaluation, skipped = tag_options(args).tag(tagger, lines, records, _warn)
+        name = "standard input" if args.input == "-" else args.input
+        evaluation, skipped = tag_options(args).tag(
+            tagger, lines, records, lambda message: _warn(f"{name}: {message}")
+        )
         if evaluation is not None:
             print(f"ner-predict: {evaluation.summary()}", file=sys.stderr)
             if args.scores:
                 write_json(args.scores, evaluation.record(), indent=2)
         if args.format == "html":
-            name = "standard input" if args.input == "-" else Path(args.input).name
-            out.write(tagger_page(tagger, records.getvalue(), name))
+            title = "standard input" if args.input == "-" else Path(args.input).name
+            out.write(tagger_page(tagger, records.getvalue(), title))
     unit = "sentences" if args.input_format == "conll" else "lines"
     print(
         f"ner-predict: model loaded in {loaded - started:.2f} s, input tagged in "

@@ -35,6 +35,14 @@ def parser() -> argparse.ArgumentParser:
         help="comma-separated names the Host header may give besides localhost, 127.0.0.1, "
         "[::1] and --host ('*': any); other requests get 400",
     )
+    p.add_argument(
+        "--trusted-proxy",
+        type=lambda value: [name.strip() for name in value.split(",") if name.strip()],
+        default=[],
+        metavar="ADDRESSES",
+        help="comma-separated addresses or networks of reverse proxies whose X-Forwarded-For "
+        "header names the client in the log (default none: the connection's address)",
+    )
     p.add_argument("--workers", type=int, default=1, help="server processes, one model each")
     p.add_argument("--max-batch-tokens", type=int, default=4096, help="tokens per micro-batch")
     p.add_argument(
@@ -69,19 +77,21 @@ def parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, load the model (once per worker), serve until interrupted."""
-    from ner.serving.server import serve
+    from ner.serving.server import listening_socket, proxy_addresses, serve
 
-    app = application(server_settings(vars(args)), args.workers)
+    settings = server_settings(vars(args))
+    trusted = proxy_addresses(args.trusted_proxy)
+    sock = listening_socket(args.host, args.port)  # before the model loads: a busy port fails fast
     serve(
-        app,
-        host=args.host,
-        port=args.port,
+        application(settings, args.workers),
+        sock,
         workers=args.workers,
         log_level=args.log_level,
         read_timeout=args.read_timeout,
         keep_alive_timeout=args.keep_alive_timeout,
         shutdown_timeout=args.timeout,  # requests in progress get at most their own timeout
         worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+        trusted_proxies=trusted,
     )
     return 0
 

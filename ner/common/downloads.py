@@ -2,10 +2,15 @@
 
 `fetch` downloads a URL once into ``data_dir()/downloads/`` with a progress bar, checks its sha256
 while streaming, and renames it into place only when complete and verified, so the cache never
-holds a partial or corrupt file. Local paths and ``file://`` URLs are used in place.
+holds a partial or corrupt file. A kept copy is checked again when first used in a process,
+against its pinned digest or, without a pin, the digest recorded beside it when it was
+downloaded, and downloaded again if it was changed or damaged since. Local paths and
+``file://`` URLs are used in place.
 """
 
+import contextlib
 import hashlib
+import logging
 import os
 import socket
 import urllib.error
@@ -18,12 +23,14 @@ from tqdm import tqdm
 from ner.common.errors import MissingFileError, NerError
 from ner.common.files import atomic_write
 from ner.common.paths import data_dir
+from ner.common.verified import checked_once, sha256_file
 
 NLTK_DATA_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages"
 REUTERS_URL = (
     "https://archive.ics.uci.edu/ml/machine-learning-databases/reuters21578-mld/reuters21578.tar.gz"
 )
 _CHUNK = 1 << 20
+logger = logging.getLogger(__name__)
 _TIMEOUT_S = 60
 
 
@@ -48,15 +55,6 @@ class ChecksumError(NerError, OSError):
             "The file is corrupt or not the pinned version; delete it and retry, or fix the pin."
         )
         self.expected, self.actual = expected, actual
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while block := file.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def is_url(source: str) -> bool:
@@ -116,14 +114,37 @@ def fetch(
     key = sha256 or hashlib.sha256(source.encode()).hexdigest()
     target = cache_dir / f"{key[:16]}-{name}"
     if target.is_file():
-        return target
+        if _intact(target, sha256):
+            return target
+        logger.warning("downloading %s again: the copy %s was changed or damaged", source, target)
     if not download:
         raise DownloadRefused(f"{source} would have to be downloaded, which was not allowed")
     with atomic_write(target) as part:
         actual = _download(source, part, desc or name, max_bytes)
         if sha256 and actual != sha256:
             raise ChecksumError(f"{source} (downloaded)", sha256, actual)
+    if sha256 is None:
+        _record(target).write_text(actual)
     return target
+
+
+def _record(target: Path) -> Path:
+    """Where the sha256 of a download without a pinned digest is kept, beside it."""
+    return target.with_name(target.name + ".sha256")
+
+
+def _intact(target: Path, sha256: str | None) -> bool:
+    """Whether the kept download `target` holds the pinned `sha256`, or without a pin the digest
+    recorded when it was downloaded (hashed once per process while the file is unchanged). A
+    copy kept before such records were written is recorded as it is now."""
+    if sha256 is None:
+        try:
+            sha256 = _record(target).read_text().strip()
+        except FileNotFoundError:
+            with contextlib.suppress(OSError):  # a read-only data folder: nothing to record in
+                _record(target).write_text(sha256_file(target))
+            return True
+    return checked_once([target], sha256, lambda: sha256_file(target) == sha256)
 
 
 def _download(url: str, out, desc: str, max_bytes: int | None = None) -> str:

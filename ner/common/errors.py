@@ -33,7 +33,10 @@ class FileAccessError(NerError, OSError):
 
 def file_error(path: object, error: OSError) -> NerError:
     """The user's error behind `error`, raised on the file `path` the user named:
-    `MissingFileError` or `FileAccessError`, with a message naming the file and the reason."""
+    `MissingFileError` or `FileAccessError`, with a message naming the file and the reason (an
+    error that is already the user's, naming its file, is returned as it is)."""
+    if isinstance(error, NerError):
+        return error
     reason = error.strerror or str(error)
     if isinstance(error, FileNotFoundError):
         return MissingFileError(f"{path}: {reason}")

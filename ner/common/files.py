@@ -32,7 +32,7 @@ from typing import IO, Any
 
 import filelock
 
-from ner.common.errors import file_error
+from ner.common.errors import FileAccessError, file_error
 
 TEMPORARY_MARK = ".tmp-"
 _HOST = socket.gethostname().replace("-", "_") or "host"
@@ -143,8 +143,12 @@ def _fsync_directory(directory: Path) -> None:
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield the temporary name to write `path` under (for writers that want a file name:
     h5py, safetensors, numpy); on a clean exit the file is fsynced and renamed over `path`, on
-    an exception it is deleted and `path` is left as it was."""
+    an exception it is deleted and `path` is left as it was. A folder at `path` is the user's
+    error (`FileAccessError`), found before anything is written, not when the finished file
+    would replace it."""
     path = Path(path)
+    if path.is_dir():
+        raise FileAccessError(f"{path}: Is a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     temporary = temporary_sibling(path)

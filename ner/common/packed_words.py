@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from itertools import accumulate, pairwise
 from pathlib import Path
 
+import numpy as np
+
 # The files of a saved `PackedWords`: the buffer, then the two arrays as raw machine integers.
 FILES = {"buffer": "words.bin", "starts": "starts.bin", "ids": "ids.bin"}
 
@@ -86,6 +88,29 @@ class PackedWords:
         if found is None:
             raise KeyError(f"{word!r} is not among the {len(self)} words")
         return found
+
+    def lines(self) -> bytes:
+        """Every word's UTF-8 and a newline, in id order: the bytes of `items` written one a
+        line, gathered from the buffer without decoding a word (a fraction of the time).
+        ValueError when the ids are not each of 0…n-1 once (a damaged copy)."""
+        ids = np.frombuffer(self._ids, dtype=np.int32)
+        if len(ids) and (ids.min() < 0 or ids.max() >= len(ids)):
+            raise ValueError(f"word ids out of the range 0-{len(ids) - 1}")
+        # positions as int32 while they fit: half the memory traffic, most of the time taken
+        index = np.int32 if len(self._buffer) + len(ids) < 2**31 else np.int64
+        rank = np.full(len(ids), -1, dtype=index)
+        rank[ids] = np.arange(len(ids), dtype=index)
+        if (rank < 0).any():
+            raise ValueError("a word id repeats")
+        starts = np.frombuffer(self._starts, dtype=np.int64).astype(index)
+        first, length = starts[rank], np.diff(starts)[rank]
+        ends = np.cumsum(length + 1, dtype=index)  # where each word's line ends in the result
+        # result position p of id i's line: buffer position p - (the line's start) + first[i]
+        source = np.repeat(first - (ends - length - 1), length + 1)
+        source += np.arange(len(source), dtype=index)
+        lines = np.frombuffer(self._buffer + b"\n", dtype=np.uint8)[source]
+        lines[ends - 1] = ord("\n")
+        return lines.tobytes()
 
     @property
     def items(self) -> list[str]:

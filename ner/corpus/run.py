@@ -36,6 +36,7 @@ from ner.model.shipped import resolve_model
 
 STATE = ".ner-predict"  # the hidden folder of manifest, locks and finished shards
 IN_FLIGHT_PER_JOB = 2
+WARNING = "warning: "  # how a shard's warnings start (`ner.corpus.workers.tag_shard`)
 
 
 class WorkerDied(NerError, RuntimeError):
@@ -74,7 +75,13 @@ def _read_shards(item: CorpusInput, options: TagOptions) -> Iterator[tuple[int, 
         with open_input(item.path) as raw, open_decompressed(raw, item.path) as stream:
             last = 0
             for index, lines in enumerate(
-                shard_lines(stream, options.input_format, options.encoding, options.chunk_lines)
+                shard_lines(
+                    stream,
+                    options.input_format,
+                    options.encoding,
+                    options.chunk_lines,
+                    options.text_field,
+                )
             ):
                 position = raw.tell()
                 yield index, lines, position - last
@@ -146,8 +153,10 @@ class _Driver:
                 "a worker process died (killed, or out of memory?); the finished shards are "
                 "kept: rerun the same command to go on"
             ) from None
-        for message in result.messages:
-            self.progress.say(f"{item.path}: {message}")
+        for message in result.messages:  # the file named after "warning: ", as ner-predict does
+            warning = message.startswith(WARNING)
+            text = message.removeprefix(WARNING)
+            self.progress.say(f"{WARNING if warning else ''}{item.path}: {text}")
         self.store.write(item.output, index, result.text, result.counts)
         self.progress.advance(size, result.counts)
 

@@ -1,9 +1,10 @@
 """Work cut into shards, and the finished shards kept on disk until their output is assembled.
 
-A shard is one chunk of `chunk_lines` input lines (the chunk that a single ``ner-predict`` run
-tags as one, so every sentence is batched with the same others whatever the split); a CoNLL file
-is one shard, since it is tagged (and scored) whole. Shards are numbered within their input, and
-`selected` deals them out to ``--shard K/N`` the same way on every machine.
+A shard is one chunk of `chunk_lines` input lines, or fewer that reach `MAX_LINE_CHARS`
+characters (the chunk that a single ``ner-predict`` run tags as one, so every sentence is batched
+with the same others whatever the split); a CoNLL file is one shard, since it is tagged (and
+scored) whole. Shards are numbered within their input, and `selected` deals them out to
+``--shard K/N`` the same way on every machine.
 
 Each finished shard is one file, written atomically: a JSON line of its counts, then its output.
 An input's output is assembled from its shards in order under a temporary name and renamed;
@@ -15,13 +16,12 @@ import shutil
 import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from itertools import islice
 from pathlib import Path
 from typing import IO
 
 from ner.common.files import atomic_write, open_output, write_text
-from ner.data.tag_input import Line, read_lines
-from ner.model.tag_files import TagCounts
+from ner.data.tag_input import MAX_LINE_CHARS, Line, read_lines
+from ner.model.tag_files import TagCounts, chunks, readable_lines
 
 
 @dataclass
@@ -37,14 +37,17 @@ class ShardCounts(TagCounts):
 
 
 def shard_lines(
-    stream: IO[bytes], input_format: str, encoding: str, chunk_lines: int
+    stream: IO[bytes], input_format: str, encoding: str, chunk_lines: int, text_field: str
 ) -> Iterator[list[Line]]:
-    """The shards of one input stream, in order: chunks of `chunk_lines` lines, or (CoNLL)
-    all of it."""
+    """The shards of one input stream, in order: the chunks `ner.model.tag_files.tag_lines`
+    cuts (JSON lines already read as their text field), or (CoNLL) all of it."""
     lines = read_lines(stream, encoding)
-    size = None if input_format == "conll" else chunk_lines
-    while shard := list(islice(lines, size)):
-        yield shard
+    if input_format == "conll":
+        if shard := list(lines):
+            yield shard
+        return
+    readable, _ = readable_lines(lines, input_format, text_field)
+    yield from chunks(readable, chunk_lines, MAX_LINE_CHARS)
 
 
 def selected(output: str, index: int, selection: tuple[int, int] | None) -> bool:

@@ -6,7 +6,7 @@ import io
 import multiprocessing
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from ner.common.memory import limit_kernel_cache, pin_mmap_threshold, release_free_memory
@@ -106,8 +106,10 @@ def load_model(options: TagOptions) -> None:
 
 
 def tag_shard(options: TagOptions, lines: list[Line]) -> ShardResult:
-    """Tag one shard with this process's model."""
+    """Tag one shard with this process's model (JSON lines come read already: their text)."""
     assert _tagger is not None, "load_model first"
+    if options.input_format == "jsonl":
+        options = replace(options, input_format="text")
     out, counts, messages = io.StringIO(), ShardCounts(), []
 
     def warn(message: str) -> None:

@@ -2,7 +2,9 @@
 
 The key holds the sha256 of every source file (or the pinned archive digest), every reading
 option and `FORMAT_VERSION`, so editing a source file, changing an option or changing how
-corpora are prepared gives a new folder; the old one is simply no longer used.
+corpora are prepared gives a new folder; the old one is simply no longer used. An entry records
+the size and sha256 of its files, checked when first read in a process: one whose files were
+changed or damaged since is rebuilt.
 """
 
 import json
@@ -15,6 +17,7 @@ import datasets
 from ner.common.files import write_json
 from ner.common.keyed_cache import key_digest, open_or_build
 from ner.common.paths import data_dir
+from ner.common.verified import digests_match, record_digests
 from ner.data.builder import CorpusInfo
 
 logger = logging.getLogger(__name__)
@@ -34,6 +37,12 @@ def cached_corpus(
     """Load the prepared corpus for `key` from ``data_dir()/corpora``, building it if needed."""
 
     def save(staging: Path) -> CorpusInfo:
+        if (folder / "info.json").is_file():
+            logger.warning(
+                "rebuilding corpus cache %s: it has no record of its files, or they were "
+                "changed or damaged",
+                folder,
+            )
         dataset, info = build()
         bars = datasets.is_progress_bar_enabled()
         datasets.disable_progress_bars()
@@ -44,6 +53,7 @@ def cached_corpus(
                 datasets.enable_progress_bars()
         write_json(staging / "key.json", json.loads(json.dumps(key, default=str, sort_keys=True)))
         write_json(staging / "info.json", info.to_dict())
+        record_digests(staging)
         return info
 
     def open_built(folder: Path, info: CorpusInfo) -> tuple[datasets.DatasetDict, CorpusInfo]:
@@ -57,6 +67,8 @@ def _load(folder: Path) -> tuple[datasets.DatasetDict, CorpusInfo] | None:
     """The prepared corpus in `folder`, or None when it is missing or unreadable (rebuilt)."""
     if not (folder / "info.json").is_file():
         return None
+    if not digests_match(folder):
+        return None  # `save` says why it is rebuilt
     try:
         info = CorpusInfo(**json.loads((folder / "info.json").read_text()))
         return datasets.load_from_disk(str(folder / "arrow")), info

@@ -103,6 +103,28 @@ def _lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
+def check_sentence_length(
+    path: Path,
+    sentence: Sentence,
+    limit: int | None,
+    missing: str = "are blank lines missing between sentences?",
+) -> None:
+    """Raise `ColumnFormatError` at the token that takes `sentence` past `limit` tokens (None:
+    no limit): a file whose sentence breaks are missing would otherwise become one huge sentence.
+
+    # Parameters
+    path: the file, for the message.
+    sentence: the sentence read so far; its last line is the token just added.
+    limit: `max_sentence_tokens`.
+    missing: what the message asks about, the likely cause in this format.
+    """
+    if limit and len(sentence.lines) > limit:
+        raise ColumnFormatError(
+            f"{path}:{sentence.lines[-1]}: the sentence starting at line {sentence.lines[0]} "
+            f"has over {limit} tokens; {missing} (raise max_sentence_tokens= if it is real)"
+        )
+
+
 def read_column_file(path: str | Path, fmt: ColumnFormat) -> list[Sentence]:
     """All sentences of `path`; raises `ColumnFormatError` (file:line) on malformed input."""
     path = Path(path)
@@ -143,12 +165,7 @@ def read_column_file(path: str | Path, fmt: ColumnFormat) -> list[Sentence]:
         for i, name in kept:
             current.fields[name].append(values[i])
         current.lines.append(number)
-        if fmt.max_sentence_tokens and len(current.lines) > fmt.max_sentence_tokens:
-            raise ColumnFormatError(
-                f"{path}:{number}: the sentence starting at line {current.lines[0]} has over "
-                f"{fmt.max_sentence_tokens} tokens; are blank lines missing between sentences? "
-                "(raise max_sentence_tokens= if it is real)"
-            )
+        check_sentence_length(path, current, fmt.max_sentence_tokens)
     finish()
     if not sentences:
         raise ColumnFormatError(f"{path}:1: no sentences (the file is empty)")

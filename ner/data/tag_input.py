@@ -2,8 +2,9 @@
 the rest goes on.
 
 `read_lines` decodes a byte stream line by line; a line that is not valid text in its encoding
-or holds NUL bytes (binary data) carries an error message instead of text. `read_json_lines` reads
-such lines as JSON objects whose text is one field (``--input-format jsonl``). `read_conll` groups
+or holds NUL bytes (binary data), or is longer than `MAX_LINE_CHARS`, carries an error message
+instead of text. `read_json_lines` reads such lines as JSON objects whose text is one field
+(``--input-format jsonl``). `read_conll` groups
 such lines into CoNLL blocks: one token per line (first column), blank lines between sentences,
 ``-DOCSTART-`` lines passed through; a block whose every line has a second column carries the
 last column as gold tags.
@@ -15,7 +16,12 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ner.data.columns import DOCSTART
-from ner.data.lines import Undecodable, read_text_lines
+from ner.data.lines import TooLong, Undecodable, read_text_lines
+
+# The longest line read, in characters: tagging a line takes about 130 bytes a character at once,
+# so a longer line (a file without line breaks, a minified dump) is skipped with an error rather
+# than exhausting memory; it is never read whole either (`read_text_lines`).
+MAX_LINE_CHARS = 1_000_000
 
 
 @dataclass
@@ -40,9 +46,17 @@ class ConllSentence:
 
 
 def read_lines(stream: IO[bytes], encoding: str) -> Iterator[Line]:
-    """Decode `stream` line by line; undecodable or binary lines carry an error instead."""
-    for number, text in read_text_lines(stream, encoding):
-        if isinstance(text, Undecodable):
+    """Decode `stream` line by line; undecodable or binary lines, and lines longer than
+    `MAX_LINE_CHARS`, carry an error instead."""
+    for number, text in read_text_lines(stream, encoding, MAX_LINE_CHARS):
+        if isinstance(text, TooLong):
+            yield Line(
+                number,
+                None,
+                f"line {number} is too long ({text.length}; a line may hold "
+                f"{MAX_LINE_CHARS:,} characters); skipped (break it into lines)",
+            )
+        elif isinstance(text, Undecodable):
             yield Line(
                 number,
                 None,

@@ -13,7 +13,8 @@ chat. Both keep URLs and e-mail addresses whole (a URL with the parentheses it o
 ``/wiki/Foo_(bar)``, and an apostrophe in its path; a possessive after a bare host or an address
 splits off: ``x.org 's``), and an emoji with what extends it (``❤️``, ``👍🏽``, ``👨‍👩‍👧``,
 the flag ``🇺🇸``): combining marks, variation selectors and ZWJ stay on the character before
-them.
+them; a joiner or variation selector with nothing before it to extend (after a space) is dropped,
+and a zero-width space or word joiner ends a URL.
 
 The splitter ends a sentence after ``.``, ``!``, ``?``, ``...`` (plus closing quotes and brackets)
 when the next token does not start in lower case, and always at a blank line. Titles such as
@@ -67,6 +68,11 @@ _SENTENCE_END = frozenset({".", "!", "?", "...", "…", "。", "！", "？"})
 _CLOSING = frozenset({'"', "'", "''", "”", "’", "»", ")", "]", "}"})
 # Zero-width characters that separate nothing visible; they never become (part of) a token.
 _IGNORABLE = "\u200b\u2060\ufeff"
+# Invisible characters that only extend or join the character before them (ZWNJ, ZWJ, the
+# combining grapheme joiner, variation selectors), as the body of a regex character class: a
+# token never starts with one, so one that no token before it takes in (after a space, at the
+# start) is dropped, as a zero-width space is.
+JOINERS = "\u200c\u200d\u034f\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef"
 TOKENIZERS = ("news", "social")
 _CLITIC = re.compile(r"(?:n['’]t|['’](?:s|re|ve|ll|d|m))\Z", re.IGNORECASE)
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
@@ -162,7 +168,7 @@ def _token_pattern(tokenizer: str = "news") -> re.Pattern[str]:
     alternatives = [
         # URLs without trailing punctuation (e-mail addresses come from `_email_spans`), their
         # closing parentheses added by `_url_end`.
-        r"(?P<url>(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?'’)\]}])",
+        rf"(?P<url>(?:https?://|www\.)[^\s<>\"{_IGNORABLE}]*[^\s<>\"{_IGNORABLE}.,;:!?'’)\]}}])",
         *(_social_alternatives(word) if tokenizer == "social" else []),
         # U.S. / a.m. / U.S.-based ; Mr. / Corp. ; "No. 5" ; a capital initial such as "J."
         r"(?<!\w)(?:[^\W\d_]\.){2,}(?:-\w+)*(?!\w)",
@@ -178,7 +184,8 @@ def _token_pattern(tokenizer: str = "news") -> re.Pattern[str]:
         r"\.\.\.+|--+|``|''",
         _symbol(),
     ]
-    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+    either = "|".join(f"(?:{a})" for a in alternatives)
+    return re.compile(f"(?![{JOINERS}])(?:{either})")
 
 
 # The local part of an e-mail address, found only from the start of a run of its characters,
@@ -246,9 +253,10 @@ def tokenize(text: str, tokenizer: str = "news") -> list[Token]:
     """Split `text` into tokens (`tokenizer`: ``news``, CoNLL-style, or ``social``);
     `text[t.start:t.end] == t.text` for every token.
 
-    Whitespace and zero-width characters separate tokens and are never part of one; every other
-    character belongs to exactly one token. Empty or whitespace-only text gives ``[]``. The time
-    taken grows linearly with the length of `text`, whatever its content.
+    Whitespace and zero-width characters separate tokens and are never part of one; so are
+    joiners and variation selectors (`JOINERS`) that extend no token (after a space, at the
+    start); every other character belongs to exactly one token. Empty or whitespace-only text
+    gives ``[]``. The time taken grows linearly with the length of `text`, whatever its content.
     """
     tokens: list[Token] = []
     for start, end, may_split in _token_spans(text, check_tokenizer(tokenizer)):

@@ -14,11 +14,13 @@ from pathlib import Path
 import datasets
 
 from ner.data.builder import CorpusInfo, SplitSource, build_corpus
-from ner.data.columns import ColumnFormatError, Sentence, _lines
+from ner.data.columns import ColumnFormatError, Sentence, _lines, check_sentence_length
 
 EMPTY_ELEMENT = "-NONE-"
 PTB_SAMPLE_FILES = {"train": (1, 159), "validation": (160, 179), "test": (180, 199)}
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
+# What a tree past `max_sentence_tokens` words most likely lacks.
+_UNCLOSED = "is a closing bracket missing?"
 
 
 def wsj_entries(first: int, last: int) -> tuple[str, ...]:
@@ -26,9 +28,12 @@ def wsj_entries(first: int, last: int) -> tuple[str, ...]:
     return tuple(f"treebank/combined/wsj_{n:04d}.mrg" for n in range(first, last + 1))
 
 
-def read_mrg(path: str | Path, document_id: int = 0) -> list[Sentence]:
+def read_mrg(
+    path: str | Path, document_id: int = 0, max_sentence_tokens: int | None = 5000
+) -> list[Sentence]:
     """The sentences of one bracketed-tree file: leaves ``(TAG word)`` as ``tokens``/``tags``,
-    without ``-NONE-`` leaves. Raises `ColumnFormatError` (file:line) on unbalanced brackets."""
+    without ``-NONE-`` leaves. Raises `ColumnFormatError` (file:line) on unbalanced brackets
+    and on a tree of more than `max_sentence_tokens` words (None: no limit)."""
     path = Path(path)
     sentences: list[Sentence] = []
     depth = 0
@@ -50,6 +55,7 @@ def read_mrg(path: str | Path, document_id: int = 0) -> list[Sentence]:
                     current.fields["tags"].append(pending[0])
                     current.fields["tokens"].append(pending[1])
                     current.lines.append(number)
+                    check_sentence_length(path, current, max_sentence_tokens, _UNCLOSED)
                 pending = []
                 depth -= 1
                 if depth == 0:
@@ -65,19 +71,25 @@ def read_mrg(path: str | Path, document_id: int = 0) -> list[Sentence]:
     return sentences
 
 
-def read_treebank(paths: Sequence[Path]) -> list[Sentence]:
+def read_treebank(paths: Sequence[Path], max_sentence_tokens: int | None = 5000) -> list[Sentence]:
     """The sentences of several tree files in order; each file is one document."""
-    return [sentence for index, path in enumerate(paths) for sentence in read_mrg(path, index)]
+    return [
+        sentence
+        for index, path in enumerate(paths)
+        for sentence in read_mrg(path, index, max_sentence_tokens)
+    ]
 
 
 def build_treebank(
-    name: str, folder: Path, files: Mapping[str, Sequence[str]], **options
+    name: str,
+    files: Mapping[str, Sequence[Path]],
+    max_sentence_tokens: int | None = 5000,
+    **options,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    """The extracted treebank under `folder` as a corpus; `files` maps each split to its archive
-    entries; `options` go to `build_corpus`."""
+    """The treebank as a corpus; `files` maps each split to its tree files (read in order);
+    `max_sentence_tokens` bounds a tree's words; `options` go to `build_corpus`."""
     splits = {}
-    for split, entries in files.items():
-        paths = [folder / entry for entry in entries]
+    for split, paths in files.items():
         origin = f"{paths[0]} .. {paths[-1].name}" if len(paths) > 1 else str(paths[0])
-        splits[split] = SplitSource(read_treebank(paths), origin)
+        splits[split] = SplitSource(read_treebank(paths, max_sentence_tokens), origin)
     return build_corpus(name, splits, **options)

@@ -16,8 +16,10 @@ import torch
 
 from ner.common.errors import InputError, NerError
 from ner.common.keyed_cache import key_digest, open_or_build
+from ner.common.packed_words import FILES as PACKED_FILES
 from ner.common.packed_words import PackedWords
 from ner.common.paths import data_dir
+from ner.common.verified import checked_once
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.glove import VectorTable, load_glove_table
 
@@ -92,9 +94,12 @@ def extension_digest(words: PackedWords | Vocabulary, vectors: torch.Tensor) -> 
     """sha256 of an extension's words (in id order) and float16 vectors: what a compact model
     folder records, so that the rebuilt extension is checked to be the one trained with."""
     digest = hashlib.sha256()
-    for word in words.items:
-        digest.update(word.encode("utf-8", "surrogatepass") + b"\n")
-    digest.update(vectors.to(torch.float16).contiguous().numpy().tobytes())
+    if isinstance(words, PackedWords):
+        digest.update(words.lines())  # the same bytes, gathered without decoding the words
+    else:
+        for word in words.items:
+            digest.update(word.encode("utf-8", "surrogatepass") + b"\n")
+    digest.update(vectors.to(torch.float16).contiguous().numpy())
     return digest.hexdigest()
 
 
@@ -111,8 +116,10 @@ def cached_extension(
 ) -> tuple[PackedWords, torch.Tensor]:
     """`rebuild_extension`, checked against the `count` and `extension_digest` recorded when the
     model was saved (`ExtensionMismatch` otherwise), and kept in the data folder: a later load
-    reads it back in milliseconds instead of rebuilding it from the table (about 2 s). Without
-    a writable data folder it is rebuilt every time."""
+    reads it back instead of rebuilding it from the table (about 2 s). What is read back is
+    checked against the same digest, once per process while its files stay unchanged: files
+    edited or damaged in the data folder are rebuilt, never used. Without a writable data folder
+    it is rebuilt every time."""
 
     def rebuilt() -> tuple[PackedWords, torch.Tensor]:
         words, vectors = rebuild_extension(source, vocabulary)
@@ -121,18 +128,25 @@ def cached_extension(
         return words, vectors
 
     def build(staging: Path) -> None:
+        if (folder / VECTORS).exists():
+            logger.warning("rebuilding %s: its words or vectors were changed or damaged", folder)
         words, vectors = rebuilt()
         words.save(staging)
         np.save(staging / VECTORS, vectors.numpy(), allow_pickle=False)
 
     def opened(folder: Path) -> tuple[PackedWords, torch.Tensor] | None:
+        files = [folder / name for name in (*PACKED_FILES.values(), VECTORS)]
         try:
             words = PackedWords.load(folder)
             vectors = np.load(folder / VECTORS, allow_pickle=False)
+            if len(words) != count or vectors.shape[0] != count or vectors.dtype != np.float16:
+                return None
+            if not checked_once(
+                files, sha256, lambda: extension_digest(words, torch.from_numpy(vectors)) == sha256
+            ):
+                return None
         except (OSError, ValueError):
             return None  # missing or broken: built again
-        if len(words) != count or vectors.shape[0] != count or vectors.dtype != np.float16:
-            return None
         return words, torch.from_numpy(vectors)
 
     key = key_digest({"source": source, "count": count, "sha256": sha256})

@@ -9,7 +9,8 @@ layers depend on its own corpus alone, never on what the same biLM read before (
 Layers are stored as float16 while every value fits (|x| ≤ 65,504); a biLM with larger values
 (possible with a user-trained one) is stored as float32 instead, so no value becomes inf.
 ``meta.json`` is written last and holds the key, the dtype, the shapes and the file's sha256: an
-entry without it (interrupted) or whose size or checksum disagree (corrupt) is rebuilt. Entries
+entry without it (interrupted) or whose size or checksum disagree (corrupt), or whose offsets do
+not give each sentence of the corpus its length, is rebuilt. Entries
 are built in a temporary folder and renamed into place, under a file lock, so readers never see
 half a cache and concurrent runs that need the same entry build it once and share it.
 """
@@ -221,8 +222,11 @@ def _write_entry(
     write_json(directory / "meta.json", meta)
 
 
-def _open_entry(directory: Path, key: dict[str, Any], verify: bool) -> ElmoFeatureCache | None:
-    """The complete entry for `key` in `directory`, or None when it is missing or broken."""
+def _open_entry(
+    directory: Path, key: dict[str, Any], verify: bool, lengths: np.ndarray
+) -> ElmoFeatureCache | None:
+    """The complete entry for `key` in `directory`, or None when it is missing or broken, or
+    when its offsets do not give each sentence its length in tokens (`lengths`)."""
     if not directory.exists():
         return None
     try:
@@ -232,6 +236,9 @@ def _open_entry(directory: Path, key: dict[str, Any], verify: bool) -> ElmoFeatu
         return None
     if cache.meta.get("key") != key:
         logger.warning("rebuilding the ELMo feature cache: %s holds another key", directory)
+        return None
+    if not np.array_equal(np.diff(cache.offsets), lengths):
+        logger.warning("rebuilding the ELMo feature cache: %s has other offsets", directory)
         return None
     return cache
 
@@ -261,9 +268,10 @@ def open_or_build(
             f"yet ({error}); make the folder writable or use another (NER_DATA_DIR)"
         )
 
+    lengths = np.array([len(sentence) for sentence in sentences], dtype=np.int64)
     return keyed_cache.open_or_build(
         Path(root) / keyed_cache.key_digest(key),
-        lambda directory: _open_entry(directory, key, verify),
+        lambda directory: _open_entry(directory, key, verify, lengths),
         build,
         lambda directory, _: ElmoFeatureCache(directory, verify=False),
         unwritable=unwritable,

@@ -129,8 +129,8 @@ def _bilm_entry(
     """The manifest's biLM entry. Both files are fetched (URLs are downloaded once, into the
     cache) and hashed. With `refer_to_package`, files of a biLM shipped in this package are
     recorded by their place in it; otherwise, when together no larger than `embed_max_bytes`,
-    they are copied into `target`/bilm/, else the entry keeps their source: the URL, or the
-    absolute local path."""
+    they are copied into `target`/bilm/ (with their origin: the URL, or the folder and file name
+    they came from), else the entry keeps their source: the URL, or the absolute local path."""
     entry: dict[str, Any] = {"state": bilm.state}
     sources = {"options": bilm.options, "weights": bilm.weights}
     digests = {"options": bilm.options_sha256, "weights": bilm.weights_sha256}
@@ -144,10 +144,13 @@ def _bilm_entry(
         if shipped is not None:
             entry[name] = {"package": shipped, "sha256": digest, "size": size}
         elif small:
+            # Where it came from: a URL, or a local file's folder and name (the biLM's name,
+            # e.g. ``elmo-small-news/options.json``), never the machine's path to it.
+            origin = str(source) if is_url(str(source)) else "/".join(Path(source).parts[-2:])
             relative = f"bilm/{'options.json' if name == 'options' else 'weights.hdf5'}"
             (target / "bilm").mkdir(exist_ok=True)
             shutil.copyfile(path, target / relative)
-            entry[name] = {"file": relative, "sha256": digest, "size": size, "origin": str(source)}
+            entry[name] = {"file": relative, "sha256": digest, "size": size, "origin": origin}
         else:
             location = str(source) if is_url(str(source)) else str(path.resolve())
             entry[name] = {"source": location, "sha256": digest, "size": size}
@@ -406,7 +409,10 @@ def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
         raise ArchiveError(f"model directory {directory} is incomplete: {name} is missing")
     if expected is None:
         raise ArchiveError(f"{directory / MANIFEST} lists no sha256 for {name}")
-    actual = sha256_file(path)
+    try:
+        actual = sha256_file(path)
+    except OSError as error:  # unreadable (permissions, an I/O error): the user's to fix
+        raise ArchiveError(f"{path} cannot be read: {error.strerror or error}") from None
     if actual != expected:
         raise ArchiveError(
             f"{path} is corrupt or was changed: sha256 {actual}, the manifest says {expected}"

@@ -7,6 +7,7 @@ through `ner.model.evaluation.evaluate_tagger`, the path `ner-predict --scores` 
 that the shipped folder still scores exactly what its card states.
 """
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +20,23 @@ from ner.model.evaluation import evaluate_tagger
 from ner.model.tagger import Tagger
 
 
-def split_sentences(corpus: str, split: str) -> tuple[list[list[str]], list[list[str]]]:
-    """(tokens, gold tags) of a named corpus's split, tags as strings."""
-    dataset = load_corpus(corpus)[split]
+def split_sentences(
+    corpus: str, split: str, options: Mapping[str, Any] | None = None
+) -> tuple[list[list[str]], list[list[str]]]:
+    """(tokens, gold tags) of a corpus's split, tags as strings; `options`: `load_corpus`'s (the
+    training run's ``data.options``, e.g. ``label_column`` or ``format``)."""
+    dataset = load_corpus(corpus, **(options or {}))[split]
     names = dataset.features["tags"].feature.names
     return dataset["tokens"], [[names[i] for i in row] for row in dataset["tags"]]
 
 
-def score_split(tagger: Tagger, corpus: str, split: str) -> dict[str, Any]:
-    """The tagger's scores on a split of a named corpus (`ner.model.evaluation`: conlleval F1
-    and per type, strict F1; token accuracy for per-token labels) with its speed,
+def score_split(
+    tagger: Tagger, corpus: str, split: str, options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The tagger's scores on a split of a corpus loaded with `options` (`ner.model.evaluation`:
+    conlleval F1 and per type, strict F1; token accuracy for per-token labels) with its speed,
     ``tokens_per_second`` over the tagging alone on the current number of torch threads."""
-    tokens, gold = split_sentences(corpus, split)
+    tokens, gold = split_sentences(corpus, split, options)
     result = evaluate_tagger(tagger, tokens, gold, scheme=tagger.corpus_scheme)
     scores = dict(result.scores)
     scores["sentences"] = len(tokens)
@@ -48,16 +54,23 @@ def folder_bytes(folder: Path) -> int:
     )
 
 
-def measure_card(tagger: Tagger, folder: Path, corpus: str) -> dict[str, Any]:
-    """The measured part of a card: task, labels, dev and test scores on `corpus`, size."""
-    if tagger.labels == TOKENS:
-        labels = list(tagger.model.tags)
-    else:
-        labels = sorted({split_tag(tag)[1] for tag in tagger.model.tags} - {""})
+def card_labels(tags: Sequence[str], per_token: bool) -> list[str]:
+    """A card's labels: the tags of a per-token model, else the sorted entity (chunk) types."""
+    return list(tags) if per_token else sorted({split_tag(tag)[1] for tag in tags} - {""})
+
+
+def measure_card(
+    tagger: Tagger, folder: Path, corpus: str, options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The measured part of a card: task, labels, dev and test scores on `corpus` loaded with
+    `options` (recorded as ``corpus_options`` when there are any), size."""
     return {
         "corpus": corpus,
+        **({"corpus_options": dict(options)} if options else {}),
         "task": "per-token labels" if tagger.labels == TOKENS else "spans",
-        "labels": labels,
-        "scores": {split: score_split(tagger, corpus, split) for split in ("validation", "test")},
+        "labels": card_labels(tagger.model.tags, tagger.labels == TOKENS),
+        "scores": {
+            split: score_split(tagger, corpus, split, options) for split in ("validation", "test")
+        },
         "bytes": folder_bytes(folder),
     }

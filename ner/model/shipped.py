@@ -3,10 +3,12 @@
 Each lives in ``ner/pretrained/<name>/`` as a compact model folder (see `ner.model.archive`)
 with its model card: ``MODEL_CARD.md`` for people and ``card.json`` for tools (task, labels,
 dev/test scores, size, licence note), which ``ner-models list`` prints. Wherever a model folder
-is accepted, a shipped tagger's name is too; a path that exists always wins over a name.
+is accepted, a shipped tagger's name is too: a bare name (``conll2003``) is always the shipped
+tagger, and a folder of the same name is loaded by its path (``./conll2003``).
 """
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,11 @@ from ner.common.archives import ArchiveError
 from ner.common.paths import PRETRAINED_DIR
 from ner.model.archive import MANIFEST
 
+logger = logging.getLogger(__name__)
+
 CARD = "card.json"
+# The configuration keys that hold a biLM file's path or URL (``elmo.options_file``, ...).
+BILM_FILE_KEYS = ("options_file", "weight_file")
 # An absolute path of a shipped biLM's file, as a run's resolved configuration records it.
 _SHIPPED_BILM_FILE = re.compile(r"/.*/ner/pretrained/([\w.-]+)/(options\.json|weights\.hdf5)")
 
@@ -29,12 +35,27 @@ def shipped_taggers() -> dict[str, Path]:
 
 
 def resolve_model(model: str | Path) -> Path:
-    """The model folder `model` names: a path that exists, else a shipped tagger's name.
-    ArchiveError for a name that is neither, listing the shipped names."""
-    path = Path(model)
-    if path.exists():
-        return path
+    """The model folder `model` names: a shipped tagger for a text that is its name (a folder of
+    that name is loaded by a path such as ``./conll2003``, and a warning says so when one is
+    there), else the path; a `Path` object is always a path, or a shipped name when no such
+    path exists. Logs which folder it is; ArchiveError for a name that is neither, listing the
+    shipped names."""
     shipped = shipped_taggers()
+    path = Path(model)
+    if isinstance(model, str) and model in shipped:
+        if path.exists():
+            logger.warning(
+                "%s: loading the shipped tagger of that name, not the folder %s here (load "
+                "that with the path ./%s)",
+                model,
+                model,
+                model,
+            )
+        logger.info("model %s: the shipped tagger in %s", model, shipped[model])
+        return shipped[model]
+    if path.exists():
+        logger.info("model %s: the folder %s", model, path.resolve())
+        return path
     if str(model) in shipped:
         return shipped[str(model)]
     names = ", ".join(shipped) or "none"
@@ -56,15 +77,27 @@ def read_card(folder: Path) -> dict[str, Any]:
     return card
 
 
-def portable_config(config: Any) -> Any:
+def portable_config(config: Any, run_folder: Path | None = None) -> Any:
     """A run's configuration with each absolute path of a shipped biLM's file written back as
     the ``${shipped_bilm:NAME,options|weights}`` expression it was resolved from, so that a
-    copy made for others names no folder of the machine it was trained on."""
-    if isinstance(config, dict):
-        return {key: portable_config(value) for key, value in config.items()}
-    if isinstance(config, list):
-        return [portable_config(value) for value in config]
-    if isinstance(config, str) and (match := _SHIPPED_BILM_FILE.fullmatch(config)):
-        name, file = match.groups()
-        return f"${{shipped_bilm:{name},{file.split('.')[0]}}}"
-    return config
+    copy made for others names no folder of the machine it was trained on. With `run_folder`,
+    each other local path of a biLM file (``options_file``, ``weight_file``) is written
+    relative to it, or left out (null) when outside it: the manifest's sha256 and size still
+    identify the biLM."""
+
+    def portable(value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {name: portable(item, name) for name, item in value.items()}
+        if isinstance(value, list):
+            return [portable(item) for item in value]
+        if not isinstance(value, str):
+            return value
+        if match := _SHIPPED_BILM_FILE.fullmatch(value):
+            name, file = match.groups()
+            return f"${{shipped_bilm:{name},{file.split('.')[0]}}}"
+        if run_folder is not None and key in BILM_FILE_KEYS and Path(value).is_absolute():
+            inside = Path(value).is_relative_to(run_folder)
+            return Path(value).relative_to(run_folder).as_posix() if inside else None
+        return value
+
+    return portable(config)

@@ -15,13 +15,12 @@ to `warn`; the rest is tagged.
 """
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import IO
 
 from ner.data.labels import TOKENS
-from ner.data.tag_input import ConllSentence, Line, read_conll, read_json_lines
+from ner.data.tag_input import MAX_LINE_CHARS, ConllSentence, Line, read_conll, read_json_lines
 from ner.data.tag_schemes import TagSchemeError, split_tag
 from ner.model.evaluation import Evaluation
 from ner.model.tagger import TaggedText, Tagger, whitespace_tokens
@@ -96,8 +95,7 @@ def tag_input(
             warn=warn,
             counts=counts,
         )
-    if input_format == "jsonl":
-        lines, input_format = read_json_lines(lines, text_field, RECORD_KEYS), "text"
+    lines, input_format = readable_lines(lines, input_format, text_field)
     skipped = tag_lines(
         tagger,
         lines,
@@ -112,6 +110,33 @@ def tag_input(
     return None, skipped
 
 
+def chunks(lines: Iterable[Line], count: int, chars: int) -> Iterator[list[Line]]:
+    """Runs of at most `count` lines, each ended early once its text reaches `chars` characters:
+    a chunk of long lines (each at most `MAX_LINE_CHARS`) is tagged in bounded memory too. Each
+    chunk is tagged as one (its sentences batched together), so a corpus run cuts its shards
+    here too."""
+    chunk: list[Line] = []
+    size = 0
+    for line in lines:
+        chunk.append(line)
+        size += len(line.text or "")
+        if len(chunk) == count or size >= chars:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def readable_lines(
+    lines: Iterable[Line], input_format: str, text_field: str = "text"
+) -> tuple[Iterable[Line], str]:
+    """`lines` as `tag_lines` takes them, and their format: JSON lines become the lines of their
+    `text_field` (format ``text``, the other fields riding along); others are left as they are."""
+    if input_format == "jsonl":
+        return read_json_lines(lines, text_field, RECORD_KEYS), "text"
+    return lines, input_format
+
+
 def tag_lines(
     tagger: Tagger,
     lines: Iterable[Line],
@@ -124,16 +149,16 @@ def tag_lines(
     warn: Warn = lambda message: None,
     counts: TagCounts | None = None,
 ) -> int:
-    """Tag ``text`` or ``tokens`` input `chunk_lines` lines at a time (so a stream of any length
-    needs bounded memory) and write each chunk's results, a line's `Line.fields` included;
-    returns how many lines were skipped; counts: adds what was tagged to it."""
+    """Tag ``text`` or ``tokens`` input `chunk_lines` lines (or `MAX_LINE_CHARS` characters) at
+    a time (`chunks`), so that a stream of any length needs bounded memory, and write each
+    chunk's results, a line's `Line.fields` included; returns how many lines were skipped;
+    counts: adds what was tagged to it."""
     if input_format not in ("text", "tokens"):
         raise ValueError(f"input format must be text or tokens, got {input_format!r}")
     records = _records(output_format)
     counts = TagCounts() if counts is None else counts
     skipped = 0
-    lines = iter(lines)
-    while chunk := list(islice(lines, chunk_lines)):
+    for chunk in chunks(lines, chunk_lines, MAX_LINE_CHARS):
         counts.lines += len(chunk)
         texts = [line.text for line in chunk if line.text is not None]
         if input_format == "text":

@@ -19,7 +19,7 @@ same forward-backward, or the softmax probability of a model without a CRF.
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ from ner.model.archive import (
     load_archive,
     save_archive,
 )
-from ner.model.shipped import resolve_model
+from ner.model.shipped import portable_config, resolve_model
 from ner.tagger.constraints import continuation_mask
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.marginals import CrfPosterior
@@ -180,7 +180,9 @@ def save_tagger(
     encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags;
     ``pretrained_words.json``: the words whose frozen float16 vectors follow the trained rows),
     the biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
-    the record; options: for `ner.model.archive.save_archive` (e.g. ``embed_bilm_max_bytes``).
+    the record with its biLM paths made portable (`ner.model.shipped.portable_config`, relative
+    to the folder that holds `directory`, the run's); options: for
+    `ner.model.archive.save_archive` (e.g. ``embed_bilm_max_bytes``).
 
     compact: write a compact folder instead: float16 weights, a shipped biLM by reference, and
     pretrained words left out, to be rebuilt on load from `pretrained_source`, the named table
@@ -200,7 +202,7 @@ def save_tagger(
         model_config=model.config,
         vocabularies=vocabularies,
         bilm=bilm,
-        config=config,
+        config=portable_config(config, Path(directory).resolve().parent),
         metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
         rebuilt=rebuilt,
         **options,
@@ -346,6 +348,10 @@ def pretrained_words_of(
         raise ArchiveError(
             f"model {archive.directory}: vocabularies/pretrained_words.json: {error}"
         ) from None
+
+
+class TaggingStopped(Exception):
+    """Tagging was stopped by its caller's `stop` callback (e.g. the client went away)."""
 
 
 class Tagger:
@@ -566,10 +572,14 @@ class Tagger:
         batch_size: int,
         *,
         tag_scheme: str | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> list[TaggedText]:
-        """Tag texts already split into sentences of tokens (offsets into each text)."""
+        """Tag texts already split into sentences of tokens (offsets into each text); `stop`
+        as in `tag_sentences`."""
         flat = [[t.text for t in sentence] for document in sentences for sentence in document]
-        tagged = iter(self.tag_sentences(flat, batch_size=batch_size, tag_scheme=tag_scheme))
+        tagged = iter(
+            self.tag_sentences(flat, batch_size=batch_size, tag_scheme=tag_scheme, stop=stop)
+        )
         results = []
         for text, document in zip(texts, sentences, strict=True):
             tokens, tags, bounds, entities, confidences = [], [], [], [], []
@@ -603,11 +613,13 @@ class Tagger:
         *,
         batch_size: int = 64,
         tag_scheme: str | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> list[TaggedSentence]:
         """Tags and scored spans of token lists; long ones go in pieces. The tags are in
         `tag_scheme` (default: the tagger's), rebuilt from the spans, so that they always form a
         valid sequence that encodes exactly the spans (an unconstrained model's Viterbi path
-        may not)."""
+        may not). `stop`, asked before each batch of `batch_size` sentences, ends the tagging
+        with `TaggingStopped` once it answers True."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         scheme = self.tag_scheme if tag_scheme is None else tag_scheme
@@ -626,7 +638,7 @@ class Tagger:
             for start in range(0, len(sentence), self.max_length):
                 pieces.append(list(sentence[start : start + self.max_length]))
                 owners.append(index)
-        tagged = self._tag_pieces(pieces, batch_size)
+        tagged = self._tag_pieces(pieces, batch_size, stop)
         merged = [TaggedSentence([], []) for _ in sentences]
         for owner, piece in zip(owners, tagged, strict=True):
             target, offset = merged[owner], len(merged[owner].tags)
@@ -640,10 +652,14 @@ class Tagger:
         return merged
 
     @torch.inference_mode()
-    def _tag_pieces(self, pieces: list[list[str]], batch_size: int) -> list[TaggedSentence]:
+    def _tag_pieces(
+        self, pieces: list[list[str]], batch_size: int, stop: Callable[[], bool] | None = None
+    ) -> list[TaggedSentence]:
         """Decode sentences of at most `max_length` tokens, batched longest first."""
         results: list[TaggedSentence | None] = [None] * len(pieces)
         for rows in length_batches([len(piece) for piece in pieces], batch_size=batch_size):
+            if stop is not None and stop():
+                raise TaggingStopped("tagging was stopped before it ended")
             tokens = [pieces[i] for i in rows]
             examples = [self.encoder.encode(r, sentence, None) for r, sentence in enumerate(tokens)]
             layers = None

@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from ner.common.file_names import file_inside
+
 # PNG metadata without the matplotlib version, so unchanged data gives an unchanged file.
 METADATA = {"Software": None}
 
@@ -121,7 +123,8 @@ def per_type_f1(summaries: Sequence[dict[str, Any]], path: Path) -> Path:
 
 
 def corpus_plots(summaries: Sequence[dict[str, Any]], folder: Path) -> list[tuple[str, Path]]:
-    """All plots of one corpus's variants into `folder`: [(title, path)]."""
+    """All plots of one corpus's variants into `folder`: [(title, path)]; file names made from
+    the corpus name stay inside `folder` (`ner.common.file_names`)."""
     corpus = summaries[0]["corpus"]
     score = summaries[0].get("metric", "f1")
     name = {"f1": "F1"}.get(score, score)
@@ -129,12 +132,14 @@ def corpus_plots(summaries: Sequence[dict[str, Any]], folder: Path) -> list[tupl
     plots = [
         (
             f"dev {name} per epoch",
-            dev_f1_per_epoch(summaries, folder / f"dev_{score}_{corpus}.png"),
+            dev_f1_per_epoch(summaries, file_inside(folder, f"dev_{score}_{corpus}", ".png")),
         ),
-        (f"test F1 per {kind}", per_type_f1(summaries, folder / f"per_type_f1_{corpus}.png")),
+        (
+            f"test F1 per {kind}",
+            per_type_f1(summaries, file_inside(folder, f"per_type_f1_{corpus}", ".png")),
+        ),
     ]
     if any(s["mix"] for s in summaries):
-        plots.append(
-            ("ELMo mix weights", mix_weights(summaries, folder / f"mix_weights_{corpus}.png"))
-        )
+        path = file_inside(folder, f"mix_weights_{corpus}", ".png")
+        plots.append(("ELMo mix weights", mix_weights(summaries, path)))
     return plots

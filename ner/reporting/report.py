@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ner.common.errors import file_error
+from ner.common.file_names import file_inside
 from ner.common.files import write_json, write_text
 from ner.reporting.aggregate import markdown, settings_warnings, study_json, summarize
 from ner.reporting.runs import ReportError, group_runs, load_runs
@@ -108,7 +109,8 @@ def write_report(
     insert_into_file: Path | None = None,
 ) -> tuple[str, list[str]]:
     """Write the report of the runs under `dirs` into `out` (``report.md``, ``report.json``,
-    ``plots/``), per corpus into `study_folder` (``<corpus>.json``) and between the markers of
+    ``plots/``), per corpus into `study_folder` (``<corpus>.json``, the name made safe: nothing
+    is written outside these folders) and between the markers of
     `insert_into_file`; returns the Markdown report and the warnings."""
     if resamples < 1:
         raise ReportError(f"--resamples must be at least 1, got {resamples}")
@@ -130,7 +132,7 @@ def write_report(
     if study_folder:
         study_folder.mkdir(parents=True, exist_ok=True)
         for corpus in sorted({s["corpus"] for s in summaries}):
-            write_json(study_folder / f"{corpus}.json", study_json(summaries, corpus))
+            write_json(file_inside(study_folder, corpus, ".json"), study_json(summaries, corpus))
     if insert_into_file:
         tables = render(summaries, warnings, figures, insert_into_file.parent, comparisons)
         insert_into(insert_into_file, tables)

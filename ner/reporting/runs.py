@@ -18,6 +18,7 @@ logger = logging.getLogger(__name__)
 
 RESULTS_FILE = "results.json"
 BILM_SHA256 = "bilm_weights_sha256"  # added to a run's results by experiments/study/study.py
+METRICS = ("f1", "accuracy")  # what a run is scored on: spans, per-token labels
 REQUIRED_KEYS = ("dev", "test", "seed", "best_epoch", "epochs_run", "history", "config")
 
 # Config entries that may differ between the seeds of one variant without making them different
@@ -138,9 +139,11 @@ def load_run(path: Path) -> Run:
         raise ReportError(
             f"{path}: not a ner.cli.train results file (missing {', '.join(missing)})"
         )
+    if results.get("metric") not in (None, *METRICS):
+        raise ReportError(f"{path}: 'metric' must be one of {', '.join(METRICS)}")
     for split in ("dev", "test"):
         scores = results[split]
-        if not isinstance(scores, dict) or not ({"f1", "accuracy"} & set(scores)):
+        if not isinstance(scores, dict) or not (set(METRICS) & set(scores)):
             raise ReportError(f"{path}: {split!r} has no 'f1' (or 'accuracy') score")
     config = results["config"]
     if not isinstance(config, dict) or "name" not in (config.get("data") or {}):

@@ -3,9 +3,10 @@
 A search folder holds ``search.yaml``, which the sweeper writes when the search starts (study,
 direction, search space, fixed overrides), and one folder per trial with Hydra's
 ``.hydra/hydra.yaml`` (the trial's number and overrides) and, once the trial has finished, its
-``results.json``. Trials are ranked by the objective, dev F1; trials without results (failed,
-interrupted or still running) come after them. The best trial's overrides, less those that set
-up the search, are a ready-to-run ``ner-train`` command.
+``results.json``. Trials are ranked by the objective, dev F1 (dev accuracy for a model of
+per-token labels); trials without results (failed, interrupted or still running) come after
+them. The best trial's overrides, less those that set up the search, are a ready-to-run
+``ner-train`` command.
 """
 
 import os
@@ -16,16 +17,17 @@ from typing import Any
 
 import yaml
 
-from ner.reporting.aggregate import run_seconds
-from ner.reporting.runs import RESULTS_FILE, ReportError, load_run
+from ner.reporting.aggregate import METRIC_NAMES, run_seconds
+from ner.reporting.runs import RESULTS_FILE, ReportError, load_run, metric
 
 SEARCH_RECORD = "search.yaml"
 # Overrides that set up the search rather than the trial: not part of the best trial's command.
 SEARCH_SETUP = ("hparams_search", "hydra/sweeper", "hydra/launcher", "hydra.sweeper", "hydra.sweep",
                 "hydra.launcher")  # fmt: skip
 TEST_WARNING = (
-    "Trials are ranked by dev F1, the search's objective. Choose on dev only: report the chosen "
-    "trial's test F1 (in its results.json) and never pick a trial by its test score."
+    "Trials are ranked by their dev {name}, the search's objective. Choose on dev only: report "
+    "the chosen trial's test {name} (in its results.json) and never pick a trial by its test "
+    "score."
 )
 
 
@@ -40,8 +42,9 @@ class Trial:
 
     @property
     def objective(self) -> float | None:
-        """Dev F1, the value the trial returned to the sweeper; None without results."""
-        return None if self.results is None else float(self.results["dev"]["f1"])
+        """Dev F1 (dev accuracy for per-token labels), the value the trial returned to the
+        sweeper; None without results."""
+        return None if self.results is None else float(self.results["dev"][metric(self.results)])
 
     def value(self, key: str) -> str | None:
         """The value the trial's overrides give `key` (as written on the command line)."""
@@ -64,6 +67,11 @@ class Search:
     def params(self) -> list[str]:
         """The searched keys."""
         return list(self.record.get("search_space") or {})
+
+    @property
+    def metric(self) -> str:
+        """What the trials are ranked on: ``f1``, or ``accuracy`` for per-token labels."""
+        return metric(self.trials[0].results) if self.best is not None else "f1"
 
     @property
     def best(self) -> Trial | None:
@@ -157,7 +165,7 @@ def search_json(search: Search, relative_to: Path) -> dict[str, Any]:
                 "rank": position if trial.results is not None else None,
                 "number": trial.number,
                 "folder": _relative(trial.directory, relative_to),
-                "dev_f1": trial.objective,
+                "dev_score": trial.objective,
                 "params": {key: trial.value(key) for key in search.params},
                 "best_epoch": results.get("best_epoch"),
                 "epochs_run": results.get("epochs_run"),
@@ -167,6 +175,7 @@ def search_json(search: Search, relative_to: Path) -> dict[str, Any]:
     best = search.best
     return {
         "folder": _relative(search.directory, relative_to),
+        "metric": search.metric,
         **search.record,
         "trials": trials,
         "best": None if best is None else {"number": best.number, "command": command(best)},
@@ -177,7 +186,8 @@ def markdown(search: Search, relative_to: Path) -> list[str]:
     """The ranking as Markdown lines: a table of trials, the best trial and its command (folders
     named as given; `relative_to` is for the JSON part)."""
     content = search_json(search, relative_to)
-    finished = sum(t["dev_f1"] is not None for t in content["trials"])
+    finished = sum(t["dev_score"] is not None for t in content["trials"])
+    name = METRIC_NAMES[search.metric]
     fixed = " ".join(f"`{o}`" for o in content.get("fixed_overrides") or []) or "none"
     lines = [
         f"## Search {search.directory.as_posix()} (study {content.get('study_name')})",
@@ -186,20 +196,20 @@ def markdown(search: Search, relative_to: Path) -> list[str]:
         f"{len(content['trials']) - finished} without results (failed, interrupted or running). "
         f"Fixed overrides: {fixed}.",
         "",
-        "| rank | trial | dev F1 | " + " | ".join(search.params) + " | best epoch | minutes |",
+        f"| rank | trial | dev {name} | " + " | ".join(search.params) + " | best epoch | minutes |",
         "|---|---|---|" + "---|" * len(search.params) + "---|---|",
     ]
     for trial in content["trials"]:
         best = content["best"] and trial["number"] == content["best"]["number"]
         values = " | ".join(_number(trial["params"][key]) for key in search.params)
-        if trial["dev_f1"] is None:
+        if trial["dev_score"] is None:
             lines.append(f"| – | {trial['number']} | no results | {values} | – | – |")
             continue
         epochs = f"{trial['best_epoch']}/{trial['epochs_run']}"
         minutes = "–" if trial["minutes"] is None else f"{trial['minutes']:.1f}"
         lines.append(
             f"| {trial['rank']}{' (best)' if best else ''} | {trial['number']} | "
-            f"{trial['dev_f1']:.2f} | {values} | {epochs} | {minutes} |"
+            f"{trial['dev_score']:.2f} | {values} | {epochs} | {minutes} |"
         )
     lines.append("")
     if content["best"] is None:
@@ -207,12 +217,12 @@ def markdown(search: Search, relative_to: Path) -> list[str]:
     else:
         best = search.best
         lines += [
-            f"Best: trial {best.number}, dev F1 {best.objective:.2f} ({best.directory.as_posix()})."
-            " To train it again:",
+            f"Best: trial {best.number}, dev {name} {best.objective:.2f} "
+            f"({best.directory.as_posix()}). To train it again:",
             "",
             "```bash",
             content["best"]["command"],
             "```",
             "",
         ]
-    return [*lines, TEST_WARNING, ""]
+    return [*lines, TEST_WARNING.format(name=name), ""]

@@ -10,7 +10,8 @@ the API without the CORS preflight this server never grants), the body is read w
 and a deadline, decoded as UTF-8, parsed, validated against `PredictRequest` and checked against
 the `Limits` before anything is queued. Requests are tagged in shared micro-batches
 (`MicroBatcher`); one that waits longer than ``limits.timeout`` seconds gets a 503, and one whose
-client hangs up is dropped.
+client hangs up is dropped, or stops being tagged. Every answer carries the security headers of
+`ner.serving.headers`.
 """
 
 import asyncio
@@ -36,6 +37,7 @@ from ner.data.tokenize import TOKENIZERS, Token, tokenize_sentences
 from ner.model.archive import MANIFEST, read_manifest
 from ner.model.tagger import TaggedText, Tagger, joined_tokens
 from ner.serving.batcher import MicroBatcher, Overloaded
+from ner.serving.headers import NOSNIFF, SecurityHeaders
 from ner.serving.hosts import LOOPBACK, HostCheck
 from ner.serving.schema import (
     BiLMInfo,
@@ -333,7 +335,8 @@ async def client_gone(request: Request) -> None:
 async def tagged(request: Request, future: Future, timeout: float) -> list[TaggedText] | None:
     """The results of a queued request, or None if its client hung up first; HTTPException 503
     after `timeout` seconds. On a hang-up, a timeout or a shutdown the request is cancelled:
-    one whose micro-batch has not started is then never tagged."""
+    one whose micro-batch has not started is then never tagged, and a running micro-batch stops
+    once none of its requests is waited for (`MicroBatcher`)."""
     result = asyncio.wrap_future(future)
     gone = asyncio.ensure_future(client_gone(request))
     try:
@@ -404,9 +407,10 @@ def add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def failed(request: Request, error: Exception) -> JSONResponse:
-        """A bug answers JSON too; uvicorn still logs its traceback."""
+        """A bug answers JSON too; uvicorn still logs its traceback. (Starlette sends this
+        answer from outside every middleware, so it carries its security header itself.)"""
         detail = f"internal error ({type(error).__name__}); the server log has the details"
-        return JSONResponse({"detail": detail}, 500)
+        return JSONResponse({"detail": detail}, 500, headers=NOSNIFF)
 
 
 def create_app(
@@ -431,6 +435,7 @@ def create_app(
         redoc_url=None,
     )
     app.add_middleware(HostCheck, allowed=allowed_hosts)
+    app.add_middleware(SecurityHeaders)  # added last: outside HostCheck, so on its 400s too
     app.state.batcher = batcher
     app.router.add_event_handler("shutdown", batcher.close)
 

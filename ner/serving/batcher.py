@@ -16,8 +16,10 @@ take turns on the model in batches of about C/2, each paying the model's per-cal
 it they share one batch. A lone request, or the first after a quiet spell, starts at once.
 `max_wait` adds a fixed wait for more requests after the first (none by default). A request
 that timed out before its batch started is dropped, so a backlog does not grow behind requests
-nobody waits for. When the model fails on a batch, its requests are tagged one at a time, so
-only the request it cannot tag gets the error.
+nobody waits for, and a batch whose requests are all cancelled while it runs (their clients
+went away) stops before its next forward pass, so an abandoned request of 50,000 tokens does not
+hold the model for seconds. When the model fails on a batch, its requests are tagged one at a
+time, so only the request it cannot tag gets the error.
 
 When no request has come for `idle_after` seconds after some work, the worker hands the memory
 that the batches freed back to the system. Batches of varied sizes leave holes in the C heap that
@@ -37,13 +39,27 @@ from dataclasses import dataclass, field
 
 from ner.common.memory import release_free_memory
 from ner.data.tokenize import Token
-from ner.model.tagger import Tagger
+from ner.model.tagger import Tagger, TaggingStopped
 
 logger = logging.getLogger(__name__)
 
 
 class Overloaded(RuntimeError):
     """The queue of waiting requests is full."""
+
+
+class RequestFuture(Future):
+    """Where a request's results go. `cancel` drops a request whose batch has not started, as
+    for any future, and marks one being tagged `abandoned`, which stops its batch once every
+    request of it is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.abandoned = False
+
+    def cancel(self) -> bool:
+        self.abandoned = True
+        return super().cancel()
 
 
 @dataclass
@@ -53,7 +69,7 @@ class _Request:
     texts: list[str]
     sentences: list[list[list[Token]]]
     tokens: int
-    result: Future = field(default_factory=Future)
+    result: RequestFuture = field(default_factory=RequestFuture)
 
 
 class MicroBatcher:
@@ -123,10 +139,12 @@ class MicroBatcher:
                 if not self._arriving:
                     self._changed.notify()
 
-    def submit(self, texts: list[str], sentences: Sequence[Sequence[Sequence[Token]]]) -> Future:
+    def submit(
+        self, texts: list[str], sentences: Sequence[Sequence[Sequence[Token]]]
+    ) -> RequestFuture:
         """Queue texts (each split into sentences of tokens, offsets into the text); the future
         resolves to one `TaggedText` per text. Cancel the future to drop a request not yet
-        started."""
+        started, or to stop one being tagged (`RequestFuture`)."""
         request = _Request(
             list(texts),
             [[list(sentence) for sentence in document] for document in sentences],
@@ -222,13 +240,19 @@ class MicroBatcher:
     def _tag(self, requests: list[_Request]) -> None:
         """Tag `requests` in one model call and hand each its own results. If the call fails,
         each request is tagged alone, so a request the model cannot tag fails by itself and the
-        others of its batch still get their answers."""
+        others of its batch still get their answers. A batch whose requests are all abandoned
+        stops before its next forward pass, each request failing with `TaggingStopped`."""
         try:
             results = self.tagger.tag_tokenized(
                 [text for r in requests for text in r.texts],
                 [document for r in requests for document in r.sentences],
                 self.batch_size,
+                stop=lambda: all(r.result.abandoned for r in requests),
             )
+        except TaggingStopped as stopped:
+            for request in requests:
+                request.result.set_exception(stopped)
+            return
         except Exception as error:
             if len(requests) == 1:  # its caller hears why
                 requests[0].result.set_exception(error)

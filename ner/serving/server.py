@@ -11,11 +11,20 @@ client holding a half-sent body kept it from stopping. Here
   `ner.serving.app`);
 - an idle connection is closed `keep_alive_timeout` seconds after its last answer;
 - on SIGTERM or Ctrl-C the server stops accepting connections, gives the requests in progress
-  up to `shutdown_timeout` seconds, then cancels them and exits; a second signal exits at once.
+  up to `shutdown_timeout` seconds, then cancels them and exits; a second signal exits at once;
+- the address is bound before the model loads (`listening_socket`), so a bad or busy port is a
+  one-line error at once;
+- ``X-Forwarded-For`` names the client only on connections from `trusted_proxies` (uvicorn
+  trusts loopback by default, so any local client could put another address in the log);
+- errors of the event loop are logged at most once per interval each
+  (`ner.serving.loop_errors`).
 """
 
 import asyncio
+import ipaddress
+import logging
 import signal
+import socket
 from types import FrameType
 from typing import Any
 
@@ -24,13 +33,26 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.supervisors import Multiprocess
 
+from ner.common.errors import InputError
+
+logger = logging.getLogger("uvicorn.error")
+
 
 class ServerConfig(uvicorn.Config):
     """`uvicorn.Config` with the header deadline (seconds) of `DeadlineH11Protocol`; plain data,
     so it travels to worker processes."""
 
-    def __init__(self, app: Any, *, read_timeout: float, **options: Any) -> None:
-        super().__init__(app, http=DeadlineH11Protocol, **options)
+    def __init__(
+        self, app: Any, *, read_timeout: float, trusted_proxies: list[str], **options: Any
+    ) -> None:
+        super().__init__(
+            app,
+            http=DeadlineH11Protocol,
+            loop="ner.serving.loop_errors:new_event_loop",
+            proxy_headers=bool(trusted_proxies),
+            forwarded_allow_ips=trusted_proxies,
+            **options,
+        )
         self.read_timeout = read_timeout
 
 
@@ -77,24 +99,61 @@ class Server(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to `host` and `port` (not yet listening); `InputError` naming the options
+    when it cannot be (a port out of range or in use, an address not of this machine)."""
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port must be 0 to 65535, got {port}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        reason = error.strerror or str(error)
+        raise InputError(f"cannot listen on --host {host} --port {port}: {reason}") from None
+    sock.set_inheritable(True)  # worker processes serve it too
+    return sock
+
+
+def proxy_addresses(values: list[str]) -> list[str]:
+    """`values` (of ``--trusted-proxy``) checked: each an IP address or network, or ``*`` for
+    any; `InputError` naming the first that is not."""
+    for value in values:
+        if value != "*":
+            try:
+                ipaddress.ip_network(value, strict=False)
+            except ValueError:
+                raise InputError(
+                    f"--trusted-proxy: {value!r} is not an IP address or network (e.g. "
+                    "127.0.0.1, 10.0.0.0/8)"
+                ) from None
+    return values
+
+
 def serve(
     app: Any,
+    sock: socket.socket,
     *,
-    host: str,
-    port: int,
     workers: int = 1,
     log_level: str = "info",
     read_timeout: float = 10.0,
     keep_alive_timeout: float = 5.0,
     shutdown_timeout: float = 30.0,
     worker_healthcheck: float = 5.0,
+    trusted_proxies: list[str] | None = None,
 ) -> None:
     """Serve `app` (an ASGI application, or the import string of a factory, which `workers` > 1
-    needs) until SIGTERM or Ctrl-C; worker_healthcheck: seconds a worker process may take to
-    answer the supervisor's liveness ping before it is replaced."""
+    needs) on `sock` (`listening_socket`) until SIGTERM or Ctrl-C; worker_healthcheck: seconds a
+    worker process may take to answer the supervisor's liveness ping before it is replaced;
+    trusted_proxies: addresses or networks whose X-Forwarded-For header names the client
+    (default none)."""
+    host, port = sock.getsockname()[:2]
     config = ServerConfig(
         app,
         read_timeout=read_timeout,
+        trusted_proxies=list(trusted_proxies or []),
         host=host,
         port=port,
         workers=workers,
@@ -104,7 +163,9 @@ def serve(
         timeout_graceful_shutdown=shutdown_timeout,
         timeout_worker_healthcheck=worker_healthcheck,
     )
+    shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
+    logger.info("ner-serve listening on http://%s:%d (Ctrl-C to stop)", shown, port)
     if workers > 1:  # uvicorn's supervisor: one process per worker, each stopping as above
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        Multiprocess(config, sockets=[sock]).run()
     else:
-        Server(config).run()
+        Server(config).run(sockets=[sock])

@@ -52,7 +52,7 @@ def server_settings(options: Mapping[str, Any]) -> dict[str, Any]:
     tagger = ("device", "precision", "max_length", "tag_scheme")
     limits = ("max_body_bytes", "max_texts", "max_text_chars", "max_tokens", "timeout")
     return {
-        "model": str(resolve_model(options["model"])),
+        "model": str(resolve_model(options["model"]).absolute()),  # no bare name: a path
         "threads": options["threads"],
         "allowed_hosts": sorted(allowed_hosts(options["host"], options["allowed_hosts"])),
         "allow_download": options["allow_download"],

@@ -8,7 +8,7 @@ from typing import Any
 
 from ner.bilm.bilm import DEFAULT_STATE
 from ner.data import prepare_corpus
-from ner.data.corpora import log_changes
+from ner.data.corpora import configured_options, log_changes
 from ner.data.subsets import fraction_size, nested_subset
 from ner.features.elmo import ElmoFeatures
 from ner.model.archive import BiLMFiles
@@ -39,8 +39,7 @@ def load_splits(data_config: dict[str, Any]) -> Corpus:
     fraction = 1.0 if fraction is None else fraction
     subset_seed = data_config.get("subset_seed") or 0
     fraction_size(1, fraction, "data.train_fraction")  # a bad value fails before data loads
-    options = {k: v for k, v in (data_config.get("options") or {}).items() if v is not None}
-    corpus, info = prepare_corpus(data_config["name"], **options)
+    corpus, info = prepare_corpus(data_config["name"], **configured_options(data_config))
     log_changes(info)
     available = corpus["train"].num_rows
     if fraction < 1:

@@ -120,6 +120,10 @@ def test_bad_input_and_bad_weights_give_one_line_errors(fixture_dir, tmp_path, c
     assert f"input file not found: {missing}" in error(
         str(missing), str(tmp_path / "o.hdf5"), *model_args(fixture_dir)
     )
+    source.write_text("fine line\n")  # an output that is a folder: before, a traceback
+    assert error(str(source), str(tmp_path), *model_args(fixture_dir)) == (
+        f"ner-embed: {tmp_path}: Is a directory"
+    )
 
 
 def test_token_cache_is_reused_across_calls(fixture_dir, sentences):
@@ -132,3 +136,35 @@ def test_token_cache_is_reused_across_calls(fixture_dir, sentences):
     assert all(cache[t] is cached[t] for t in cached)
     for a, b in zip(first, second, strict=True):
         assert torch.equal(a, b)
+
+
+def test_model_folder_of_elmoformanylangs_writes_the_package_layers(fixture_dir, tmp_path):
+    """`--model DIR` detects the format; stateless reproduces the package's Embedder (1e-5)."""
+    folder = fixture_dir.parent / "efml" / "word_char"
+    sentences = json.loads((folder.parent / "sentences.json").read_text(encoding="utf-8"))
+    source, target = write_lines(tmp_path / "in.txt", sentences), tmp_path / "out.hdf5"
+    args = [str(source), str(target), "--model", str(folder), "--state", "stateless"]
+    assert main([*args, "--no-progress"]) == 0
+    expected = np.load(folder / "layers.npy")
+    with h5py.File(target, "r") as handle:
+        written = np.concatenate([handle[str(i)][...] for i in range(len(sentences))], axis=1)
+    assert np.abs(written - expected).max() <= 1e-5
+
+
+def test_model_and_the_two_files_exclude_each_other(fixture_dir, tmp_path, capsys):
+    source = write_lines(tmp_path / "in.txt", [["a"]])
+    with pytest.raises(SystemExit):
+        main([str(source), str(tmp_path / "out.hdf5")])
+    assert "give either --model" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(
+            [
+                str(source),
+                str(tmp_path / "o.hdf5"),
+                "--model",
+                str(fixture_dir),
+                "--options-file",
+                "x",
+            ]
+        )
+    assert "--model replaces" in capsys.readouterr().err

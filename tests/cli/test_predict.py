@@ -10,6 +10,7 @@ import pytest
 from tiny_tagger import corpus, one_thread, saved_model
 
 from ner.cli.predict import main
+from ner.data import tag_input
 
 # line 4 is not UTF-8, line 5 holds NUL bytes, line 7 is a 5,000-token "sentence"
 LONG_LINE = " ".join(["Rome", "and"] * 2500)
@@ -99,6 +100,34 @@ def test_utf16_and_utf32_text_input(tmp_path: Path, capsys, encoding: str) -> No
         assert "1 lines skipped" in err
     else:
         assert records[1]["text"] == "naïve 東京"
+
+
+def test_a_lone_surrogate_in_utf7_skips_its_line_alone(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "in.txt"
+    lone = "\ud83d".encode("utf-7", "surrogatepass")  # UTF-7 decodes it without complaint
+    source.write_bytes(b"John Smith went to Paris .\n" + lone + b" Rome\nAnna flew .\n")
+    status, out, err = run([str(source), "--encoding", "utf-7"], capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [e["text"] for e in records[0]["entities"]] == ["John Smith", "Paris"]
+    assert records[1]["line"] == 2 and "U+D83D at character 1" in records[1]["error"]
+    assert records[2]["text"] == "Anna flew ."
+    assert f"{source}: line 2: U+D83D" in err and "1 lines skipped" in err
+
+
+def test_a_line_too_long_to_tag_is_skipped_with_a_warning(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setattr(tag_input, "MAX_LINE_CHARS", 100)
+    source = tmp_path / "in.txt"
+    source.write_text("Peter went to Rome .\n" + "Rome and " * 12 + "\nJohn Smith .\n")
+    status, out, err = run([str(source)], capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["line"] for r in records] == [1, 2, 3]
+    assert "(108 characters; a line may hold 100 characters)" in records[1]["error"]
+    assert [e["text"] for e in records[2]["entities"]] == ["John Smith"]
+    assert f"{source}: line 2 is too long (108 characters" in err and "1 lines skipped" in err
 
 
 def test_utf16_conll_input(tmp_path: Path, capsys) -> None:
@@ -283,6 +312,8 @@ def test_missing_input_and_bad_options(tmp_path: Path, capsys) -> None:
     status, _, err = run([str(source), "-o", str(source / "out.jsonl")], capsys)
     assert status == 2 and len(err.strip().splitlines()) == 1
     assert err.startswith(f"ner-predict: {source / 'out.jsonl'}: ")
+    status, _, err = run([str(source), "-o", str(tmp_path)], capsys)  # before: a traceback
+    assert (status, err) == (2, f"ner-predict: {tmp_path}: Is a directory\n")
     with pytest.raises(SystemExit) as exit_info:
         run([str(tmp_path), "--batch-size", "0"], capsys)
     assert exit_info.value.code == 2

@@ -1,9 +1,12 @@
 """Hyperparameter search: ``ner-train -m hparams_search=optuna`` on the tiny corpus with the
 fixture biLM (every trial a normal run, one W&B group, resume without rerunning finished trials,
-``ner-report`` and the best trial's command), and the resumable sweeper's own steps."""
+``ner-report`` and the best trial's command), and the resumable sweeper's own steps. The search
+runs as a user runs it: the console scripts, from a folder that is not the repository root."""
 
 import json
+import re
 import shlex
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +15,13 @@ import optuna
 import pytest
 import yaml
 from cli import test_train
-from cli.test_train import compose_config, overrides, run_train
+from cli.test_train import compose_config, overrides
 from omegaconf import OmegaConf
 from optuna.trial import TrialState
+from reliability.test_cli_errors import assert_one_line_user_error
 
 from hydra_plugins.ner_sweeper._resumable import SearchError, applies, check_record, settle_trials
-from ner.common.paths import PROJECT_ROOT
+from hydra_plugins.ner_sweeper._study_file import StudyFileError, check_study_file
 
 workspace = test_train.workspace  # the fixture: tiny corpus, GloVe file, environment
 
@@ -46,6 +50,20 @@ def search_args(
     ]
 
 
+def run_command(
+    workspace: dict, command: str, *args: str, check: bool = True
+) -> subprocess.CompletedProcess:
+    """A console script of this environment, run from an empty folder of the workspace."""
+    elsewhere = workspace["root"] / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    done = subprocess.run(
+        [Path(sys.executable).with_name(command), *args],
+        cwd=elsewhere, env=workspace["env"], capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0 or not check, done.stderr[-3000:]
+    return done
+
+
 def study(sweep: Path) -> optuna.Study:
     return optuna.load_study(study_name="tagger", storage=f"sqlite:///{sweep}/optuna.db")
 
@@ -53,7 +71,7 @@ def study(sweep: Path) -> optuna.Study:
 @pytest.mark.slow
 def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
     sweep = workspace["root"] / "search"
-    run_train(workspace, search_args(workspace, sweep, 2))
+    run_command(workspace, "ner-train", *search_args(workspace, sweep, 2))
     for trial in ("0", "1"):
         results = json.loads((sweep / trial / "results.json").read_text())
         assert results["config"]["model"]["hidden_size"] == 16
@@ -73,7 +91,7 @@ def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
     # keeps the finished trials and runs only what is missing, in the next folder.
     study(sweep).ask()
     finished = {t: (sweep / t / "results.json").stat().st_mtime_ns for t in ("0", "1")}
-    run_train(workspace, search_args(workspace, sweep, 3))
+    run_command(workspace, "ner-train", *search_args(workspace, sweep, 3))
     trials = study(sweep).trials
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 2 + [
         TrialState.FAIL,
@@ -84,11 +102,7 @@ def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
     assert trials[3].params != trials[0].params, "the resumed part draws anew"
     assert all(0.005 <= t.params["trainer.optimizer.lr"] <= 0.02 for t in trials if t.params)
 
-    report = subprocess.run(
-        [sys.executable, "-m", "ner.cli.report", str(sweep), "--no-plots"],
-        cwd=PROJECT_ROOT, env=workspace["env"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert report.returncode == 0, report.stderr[-3000:]
+    report = run_command(workspace, "ner-report", str(sweep), "--no-plots")
     best = max((t for t in trials if t.value is not None), key=lambda t: t.value)
     assert f"| 1 (best) | {best.number} | {best.value:.2f} |" in report.stdout
     best_command = report.stdout.split("```bash\n")[1].split("\n```")[0]
@@ -106,12 +120,8 @@ def test_resuming_with_other_settings_is_refused(workspace, tmp_path):
     record = {"study_name": "tagger", "directions": ["maximize"], "search_space": {},
               "fixed_overrides": ["trainer.max_epochs=7"]}  # fmt: skip
     (sweep / "search.yaml").write_text(yaml.safe_dump(record))
-    done = subprocess.run(
-        [sys.executable, "-m", "ner.cli.train", *search_args(workspace, sweep, 1)],
-        cwd=PROJECT_ROOT, env=workspace["env"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode != 0
-    assert f"{sweep / 'search.yaml'}: this folder holds another search" in done.stderr
+    done = run_command(workspace, "ner-train", *search_args(workspace, sweep, 1), check=False)
+    assert_one_line_user_error(done, "ner-train", f"{sweep / 'search.yaml'}: this folder holds")
     assert "hydra.sweep.dir=DIR" in done.stderr and not (sweep / "0").exists()
 
 
@@ -119,7 +129,7 @@ def test_resuming_with_other_settings_is_refused(workspace, tmp_path):
 def test_a_diverged_trial_scores_zero_and_the_search_goes_on(workspace, tmp_path):
     sweep = tmp_path / "search"
     args = search_args(workspace, sweep, 1, "logger=none", lr="1e30")
-    run_train(workspace, args)
+    run_command(workspace, "ner-train", *args)
     [trial] = study(sweep).trials
     assert trial.state == TrialState.COMPLETE and trial.value == 0.0
     assert not (sweep / "0" / "results.json").exists()
@@ -148,3 +158,82 @@ def test_trials_left_running_are_failed_and_finished_ones_counted():
     in_memory.ask()
     assert settle_trials(in_memory) == 1
     assert [t.state for t in in_memory.trials] == [TrialState.COMPLETE, TrialState.FAIL]
+
+
+def new_study_file(path: Path, trials: int = 0) -> Path:
+    """A study database as a search creates it (study ``tagger``), with `trials` finished trials."""
+    created = optuna.create_study(
+        study_name="tagger", storage=f"sqlite:///{path}", direction="maximize"
+    )
+    for _ in range(trials):
+        created.tell(created.ask(), 1.0)
+    return path
+
+
+def run_sql(path: Path, *statements: str) -> list[tuple]:
+    """Run `statements` on the SQLite file `path`; the rows of the last one."""
+    connection = sqlite3.connect(path)
+    try:
+        rows = [connection.execute(statement).fetchall() for statement in statements]
+        connection.commit()
+        return rows[-1]
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("craft", "found"),
+    [
+        (
+            "CREATE TRIGGER spy AFTER INSERT ON trials BEGIN DELETE FROM studies; END",
+            "trigger 'spy'",
+        ),
+        ("CREATE VIEW recent AS SELECT * FROM trials", "view 'recent'"),
+        ("CREATE TABLE extra (x)", "table 'extra'"),
+        ("ALTER TABLE trials ADD COLUMN x DEFAULT 1", "table 'trials'"),
+    ],
+)
+def test_a_study_file_with_more_than_optunas_schema_is_refused(tmp_path, craft, found):
+    path = new_study_file(tmp_path / "optuna.db", trials=1)
+    check_study_file(f"sqlite:///{path}")  # as the search created it: resumed
+    run_sql(path, craft)
+    with pytest.raises(StudyFileError, match=rf"^{re.escape(str(path))}: not a study .*{found}"):
+        check_study_file(f"sqlite:///{path}")
+
+
+def test_a_study_file_that_is_a_link_or_not_a_database_is_refused(tmp_path):
+    elsewhere = new_study_file(tmp_path / "elsewhere.db")
+    path = tmp_path / "optuna.db"
+    path.symlink_to(elsewhere)
+    with pytest.raises(StudyFileError, match=rf"^{re.escape(str(path))}: a link or not a plain"):
+        check_study_file(f"sqlite:///{path}")
+    path.unlink()
+    new_study_file(path)
+    journal = tmp_path / "optuna.db-journal"
+    journal.symlink_to(tmp_path / "victim.txt")
+    with pytest.raises(StudyFileError, match=rf"^{re.escape(str(journal))}: a link"):
+        check_study_file(f"sqlite:///{path}")
+    journal.unlink()
+    path.write_bytes(b"not a database " * 100)
+    with pytest.raises(StudyFileError, match=rf"^{re.escape(str(path))}: not a study database \("):
+        check_study_file(f"sqlite:///{path}")
+    check_study_file(f"sqlite:///{tmp_path / 'new.db'}")  # created by the search that starts
+    check_study_file("postgresql://optuna@localhost/studies")  # a server: not a file to check
+
+
+@pytest.mark.slow
+def test_a_search_does_not_resume_from_a_study_file_it_did_not_create(workspace, tmp_path):
+    """A crafted optuna.db whose trigger would run on the first trial's insert."""
+    sweep = tmp_path / "search"
+    sweep.mkdir()
+    crafted = new_study_file(sweep / "optuna.db")
+    run_sql(
+        crafted,
+        "CREATE TABLE witness (x)",
+        "CREATE TRIGGER spy AFTER INSERT ON trials BEGIN INSERT INTO witness VALUES (1); END",
+    )
+    done = run_command(workspace, "ner-train", *search_args(workspace, sweep, 1), check=False)
+    assert_one_line_user_error(done, "ner-train", f"{crafted}: not a study database that a")
+    assert "trigger 'spy'" in done.stderr and "hydra.sweep.dir=DIR" in done.stderr
+    assert run_sql(crafted, "SELECT count(*) FROM witness") == [(0,)]
+    assert not (sweep / "0").exists() and not (sweep / "search.yaml").exists()

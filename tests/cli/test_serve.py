@@ -1,7 +1,9 @@
-"""`ner-serve` refuses bad options and a bad model directory before it binds a port, and limits
-oneDNN's kernel cache before the model loads."""
+"""`ner-serve` refuses bad options, an address it cannot listen on and a bad model directory
+with one line each, binds its port before the model loads, and limits oneDNN's kernel cache
+before the model loads."""
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -36,7 +38,7 @@ def test_missing_model_directory_is_a_clear_error(tmp_path: Path, capsys) -> Non
 
 
 def test_missing_model_is_refused_before_starting_workers(tmp_path: Path, capsys) -> None:
-    assert main([str(tmp_path), "--workers", "2", "--port", "1"]) == 2
+    assert main([str(tmp_path), "--workers", "2", "--port", "0"]) == 2
     assert "has no archive.json" in capsys.readouterr().err
 
 
@@ -53,5 +55,41 @@ def test_kernel_cache_is_limited_before_the_model_loads(
 ) -> None:
     for name in KERNEL_CACHE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    assert main([str(tmp_path), "--port", "1"]) == 2  # fails while loading
+    assert main([str(tmp_path), "--port", "0"]) == 2  # fails while loading
     assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == "128"
+
+
+def one_line_error(capsys, *arguments: str) -> str:
+    """The one line `ner-serve ARGUMENTS` prints on stderr when it stops with status 2."""
+    assert main(list(arguments)) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--port", "99999"], "ner-serve: --port must be 0 to 65535, got 99999"),
+        (["--port", "-1"], "ner-serve: --port must be 0 to 65535, got -1"),
+        (["--host", "nowhere.invalid"], "ner-serve: cannot listen on --host nowhere.invalid"),
+        (["--trusted-proxy", "proxy"], "ner-serve: --trusted-proxy: 'proxy' is not an IP"),
+    ],
+)
+def test_an_address_it_cannot_use_is_one_line(
+    tmp_path: Path, capsys, arguments: list[str], message: str
+) -> None:
+    """Before: a 72-line traceback (a port out of range) or six lines of uvicorn's log."""
+    assert one_line_error(capsys, str(tmp_path), *arguments).startswith(message)
+
+
+def test_a_port_in_use_is_one_line_before_the_model_loads(tmp_path: Path, capsys) -> None:
+    """The model folder is empty: the port is refused first, so a busy port costs no load."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        error = one_line_error(capsys, str(tmp_path), "--port", port)
+    assert error == (
+        f"ner-serve: cannot listen on --host 127.0.0.1 --port {port}: Address already in use"
+    )

@@ -31,9 +31,10 @@ def make_tar(path, entries: dict[str, bytes], links: dict[str, str] | None = Non
 def test_extracts_members_once(tmp_path, maker):
     archive = maker(tmp_path / "a.archive", {"d/one.txt": b"1", "d/two.txt": b"2"})
     target = extract(archive, tmp_path / "out", members=["d/two.txt"])
-    assert [p.name for p in target.rglob("*") if p.is_file()] == ["two.txt"]
+    assert [p.name for p in target.rglob("[!.]*") if p.is_file()] == ["two.txt"]
     assert (target / "d" / "two.txt").read_bytes() == b"2"
     assert extract(archive, target) == target  # already there: left as is
+    assert not (target / "d" / "one.txt").exists()
     assert extract(archive, tmp_path / "all").joinpath("d/one.txt").read_bytes() == b"1"
     with pytest.raises(ArchiveError, match=r"a\.archive: no entry 'd/three.txt'"):
         extract(archive, tmp_path / "x", members=["d/three.txt"])
@@ -61,3 +62,16 @@ def test_not_an_archive(tmp_path):
     path.write_text("hello")
     with pytest.raises(ArchiveError, match=r"plain\.txt: not a zip or tar archive"):
         extract(path, tmp_path / "out")
+
+
+@pytest.mark.parametrize("maker", [make_zip, make_tar])
+def test_an_extracted_file_changed_or_damaged_is_extracted_again(tmp_path, maker):
+    archive = maker(tmp_path / "a.archive", {"d/one.txt": b"one", "d/two.txt": b"two"})
+    target = extract(archive, tmp_path / "out")
+    one, two = target / "d" / "one.txt", target / "d" / "two.txt"
+    one.write_bytes(b"ONE")  # edited, same size
+    assert extract(archive, target) == target and one.read_bytes() == b"one"
+    two.unlink()
+    assert extract(archive, target) == target and two.read_bytes() == b"two"
+    one.write_bytes(b"o")  # cut short
+    assert extract(archive, target) == target and one.read_bytes() == b"one"

@@ -142,3 +142,27 @@ def test_a_download_without_a_length_stops_at_max_bytes(tmp_path):
         httpd.server_close()
     assert list(tmp_path.iterdir()) == []
     assert Endless.sent < 100 * 2**20  # it stopped reading; the server gave up long before 1 GiB
+
+
+@pytest.mark.parametrize("pin", [DIGEST, None])
+def test_a_kept_download_changed_since_is_downloaded_again(server, tmp_path, pin):
+    base, hits = server
+    cache = tmp_path / "cache"
+    path = fetch(f"{base}/payload.bin", sha256=pin, cache_dir=cache)
+    edited = path.with_name("edited")
+    edited.write_bytes(PAYLOAD.replace(b"9", b"x"))  # same size, other bytes
+    edited.replace(path)
+    assert fetch(f"{base}/payload.bin", sha256=pin, cache_dir=cache) == path
+    assert path.read_bytes() == PAYLOAD and hits == ["/payload.bin"] * 2
+    assert fetch(f"{base}/payload.bin", sha256=pin, cache_dir=cache) == path
+    assert hits == ["/payload.bin"] * 2  # checked and kept: not downloaded a third time
+
+
+def test_a_download_kept_without_its_record_is_recorded_as_it_is(server, tmp_path):
+    base, hits = server
+    path = fetch(f"{base}/payload.bin", cache_dir=tmp_path)
+    record = path.with_name(path.name + ".sha256")
+    assert record.read_text() == DIGEST
+    record.unlink()  # as kept before records were written
+    assert fetch(f"{base}/payload.bin", cache_dir=tmp_path) == path and hits == ["/payload.bin"]
+    assert record.read_text() == DIGEST

@@ -2,10 +2,11 @@
 
 import random
 import tracemalloc
+from array import array
 
 import pytest
 
-from ner.common.packed_words import PackedWords
+from ner.common.packed_words import FILES, PackedWords
 from ner.common.vocabulary import Vocabulary
 
 WORDS = ["zebra", "é", "apple", "", "naïve", "日本", "app", "\udc80"]  # a lone surrogate too
@@ -81,3 +82,17 @@ def test_the_packed_form_is_saved_and_read_back(tmp_path):
     (tmp_path / "starts.bin").write_bytes(b"\0" * 7)
     with pytest.raises(ValueError, match="cut short"):
         PackedWords.load(tmp_path)
+
+
+def test_lines_are_the_words_in_id_order_one_a_line(tmp_path):
+    words = ["zeta", "", "é\ud800", "alpha", "b"]
+    packed = PackedWords(words)
+    assert packed.lines() == b"".join(w.encode("utf-8", "surrogatepass") + b"\n" for w in words)
+    assert PackedWords([]).lines() == b""
+    packed.save(tmp_path)
+    (tmp_path / FILES["ids"]).write_bytes(array("i", [0, 1, 2, 3, 3]).tobytes())
+    with pytest.raises(ValueError, match="repeats"):
+        PackedWords.load(tmp_path).lines()
+    (tmp_path / FILES["ids"]).write_bytes(array("i", [0, 1, 2, 3, 9]).tobytes())
+    with pytest.raises(ValueError, match="out of the range"):
+        PackedWords.load(tmp_path).lines()

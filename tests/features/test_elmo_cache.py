@@ -92,7 +92,7 @@ def test_any_key_change_gives_a_new_entry(tmp_path, bilm):
     assert len([p for p in tmp_path.iterdir() if p.is_dir()]) == 3
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "no_meta", "bad_meta"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "no_meta", "bad_meta", "offsets"])
 def test_corrupt_or_interrupted_cache_is_rebuilt(tmp_path, bilm, damage, caplog):
     loader = Loader(bilm)
     key = key_for(SENTENCES)
@@ -107,6 +107,8 @@ def test_corrupt_or_interrupted_cache_is_rebuilt(tmp_path, bilm, damage, caplog)
         layers.write_bytes(bytes(data))
     elif damage == "truncate":
         layers.write_bytes(layers.read_bytes()[:-64])
+    elif damage == "offsets":  # sentences given other rows, the total kept
+        np.save(entry / "offsets.npy", np.array([0, 1, 1, 11, 12]))
     elif damage == "no_meta":
         (entry / "meta.json").unlink()
     else:

@@ -133,8 +133,8 @@ def test_offline_glove_error_names_the_url_and_the_variable(
         load_glove_table(GLOVE_6B_50D)
 
 
-def test_names_resolve_to_shipped_folders_and_paths_win(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_bare_names_are_shipped_taggers_and_paths_are_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     for name, folder in shipped_taggers().items():
         assert resolve_model(name) == folder and folder.parent == PRETRAINED_DIR
@@ -142,7 +142,10 @@ def test_names_resolve_to_shipped_folders_and_paths_win(
         resolve_model("no-such-tagger")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "conll2003").mkdir()
-    assert resolve_model("conll2003") == Path("conll2003")
+    assert resolve_model("conll2003") == shipped_taggers()["conll2003"]
+    assert "not the folder conll2003 here (load that with the path ./conll2003)" in caplog.text
+    assert resolve_model("./conll2003") == Path("conll2003")
+    assert resolve_model(tmp_path / "conll2003") == tmp_path / "conll2003"
 
 
 def test_a_shipped_copy_names_no_machine_path() -> None:

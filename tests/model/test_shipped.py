@@ -57,7 +57,7 @@ def test_a_shipped_tagger_scores_what_its_card_states(name: str) -> None:
     try:
         tagger = Tagger.load(name)
         for split in ("validation", "test"):
-            scores = score_split(tagger, card["corpus"], split)
+            scores = score_split(tagger, card["corpus"], split, card.get("corpus_options"))
             stated = card["scores"][split]
             assert round(scores["f1"], 2) == round(stated["f1"], 2), (name, split)
             assert scores["per_type"].keys() == stated["per_type"].keys()

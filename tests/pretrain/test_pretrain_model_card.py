@@ -5,7 +5,9 @@ import importlib.util
 import json
 from pathlib import Path
 
-from ner.common.paths import PROJECT_ROOT
+import pytest
+
+from ner.common.paths import PRETRAINED_DIR, PROJECT_ROOT
 from ner.pretrain.trainer import train
 
 SCRIPT = PROJECT_ROOT / "experiments" / "pretrain" / "model_card.py"
@@ -20,7 +22,7 @@ def test_the_card_reports_the_runs_own_figures(tiny_config, tmp_path: Path) -> N
     target = tmp_path / "shipped"
     note = tmp_path / "note.md"
     note.write_text("The schedule changed at step 2.\n")
-    model_card.main([str(run), "--name", "tiny-test", "--target", str(target), "--note", str(note)])
+    model_card.main([str(run), str(target), "--name", "tiny-test", "--note", str(note)])
     assert sorted(p.name for p in target.iterdir()) == [
         "MODEL_CARD.md", "options.json", "vocab.txt", "weights.hdf5",
     ]  # fmt: skip
@@ -37,3 +39,21 @@ def test_the_card_reports_the_runs_own_figures(tiny_config, tmp_path: Path) -> N
     assert json.loads((target / "options.json").read_text()) == json.loads(
         (run / "options.json").read_text()
     )
+
+
+@pytest.mark.parametrize("inside", ["elmo-small-news", "new-bilm", "."])
+def test_it_refuses_to_write_into_the_installed_package(inside: str, tmp_path: Path, capsys):
+    """The shipped taggers pin the digests of the biLM in ner/pretrained/: the script never writes
+    there, and refuses before it reads the run (here a folder without one)."""
+    before = {p: p.stat().st_mtime_ns for p in PRETRAINED_DIR.rglob("*")}
+    with pytest.raises(SystemExit) as stop:
+        model_card.main([str(tmp_path / "run"), str(PRETRAINED_DIR / inside)])
+    assert stop.value.code == 2
+    assert "inside the installed package" in capsys.readouterr().err
+    assert {p: p.stat().st_mtime_ns for p in PRETRAINED_DIR.rglob("*")} == before
+
+
+def test_the_output_folder_is_required() -> None:
+    with pytest.raises(SystemExit) as stop:
+        model_card.main(["some-run"])
+    assert stop.value.code == 2

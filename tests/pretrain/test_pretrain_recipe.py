@@ -4,7 +4,6 @@ trained with (schedule, optimizer, state resets, vocabulary, corpus) and has its
 
 import json
 import re
-from pathlib import Path
 
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
@@ -84,17 +83,3 @@ def test_the_default_architecture_is_the_shipped_biLMs() -> None:
     options_file, _ = pretrained_files()
     shipped = json.loads(options_file.read_text(encoding="utf-8"))
     assert composed_defaults()["model"] == shipped
-
-
-def test_no_experiment_script_writes_into_the_shipped_biLMs_folder() -> None:
-    """model_card.py writes ner/pretrained/<name>/ unless given --target: shipping a biLM is a
-    step taken by hand, never the side effect of a training script."""
-    root = Path(__file__).resolve().parents[2]
-    shipping = []
-    for script in sorted((root / "experiments").glob("*/*.sh")):
-        text = script.read_text(encoding="utf-8").replace("\\\n", " ")
-        for line in text.splitlines():
-            code = line.split("#", 1)[0]
-            if "model_card.py" in code and "--target" not in code:
-                shipping.append(f"{script.relative_to(root)}: {line.strip()}")
-    assert not shipping, "\n".join(shipping)

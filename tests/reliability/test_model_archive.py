@@ -1,5 +1,6 @@
 """archive.json is covered by its own checksum and checked field by field: an edited, damaged or
-crafted manifest gives an ArchiveError that names the field, never a silently wrong model."""
+crafted manifest gives an ArchiveError that names the field, never a silently wrong model; a file
+of the folder that cannot be read is named in one line."""
 
 import hashlib
 import json
@@ -79,3 +80,19 @@ def test_a_vocabulary_that_is_not_json_is_an_archive_error(tmp_path):
     )
     with pytest.raises(ArchiveError, match=r"encoder\.json is not valid JSON"):
         load_archive(directory)
+
+
+UNREADABLE = Path("/proc/self/mem")  # a regular file whose first bytes give an I/O error
+
+
+@pytest.mark.skipif(not UNREADABLE.exists(), reason="Linux only")
+def test_a_model_file_that_cannot_be_read_is_named(tmp_path):
+    """Before: an OSError traceback (a PermissionError for a file the user may not read). Root
+    may read any file, so an I/O error stands in for the missing permission."""
+    directory = copy_model(tmp_path)
+    (directory / "weights.safetensors").unlink()
+    (directory / "weights.safetensors").symlink_to(UNREADABLE)
+    with pytest.raises(ArchiveError) as refused:
+        load_archive(directory)
+    weights = directory / "weights.safetensors"
+    assert str(refused.value) == f"{weights} cannot be read: Input/output error"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from test_report import config, write_run
+from test_token_report import token_scores
 
 from ner.cli.report import main
 from ner.reporting.search import command, is_search_setup, load_search
@@ -130,3 +131,21 @@ def test_a_malformed_search_record_is_an_error_naming_it(sweep, capsys):
     (sweep / "search.yaml").write_text("study_name: [unclosed\n")
     assert main([str(sweep), "--no-plots"]) == 2
     assert f"{sweep / 'search.yaml'}: cannot read it as YAML" in capsys.readouterr().err
+
+
+def test_a_search_over_per_token_labels_is_ranked_by_dev_accuracy(sweep, capsys):
+    """Its trials have ``accuracy``, not ``f1``: one such search among the folders used to stop
+    the whole report."""
+    for number, dev in ((0, 91.0), (1, 95.0), (3, 93.0)):
+        folder = sweep / str(number)
+        results = json.loads((folder / "results.json").read_text())
+        results.update(dev=token_scores(dev), test=token_scores(dev - 1), metric="accuracy")
+        (folder / "results.json").write_text(json.dumps(results))
+    assert main([str(sweep.parents[1]), "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert "| rank | trial | dev accuracy |" in out
+    assert "| 1 (best) | 1 | 95.00 |" in out and "Best: trial 1, dev accuracy 95.00" in out
+    assert "report the chosen trial's test accuracy" in out
+    [search] = json.loads((sweep.parents[1] / "report.json").read_text())["searches"]
+    assert search["metric"] == "accuracy"
+    assert [t["dev_score"] for t in search["trials"]] == [95.0, 93.0, 91.0, None]

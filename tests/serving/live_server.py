@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,11 @@ class Server:
         """What the server printed (uvicorn's log)."""
         return self.model.parent / f"server-{self.port}.log"
 
+    def cpu_seconds(self) -> float:
+        """The CPU time (user and system) the server process has used so far (Linux)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def request(
         self,
         method: str,
@@ -63,8 +69,11 @@ class Server:
         return response.status, json.loads(data) if "json" in kind else data.decode()
 
 
-def start_server(model: Path, *options: str, timeout: float = 600) -> Server:
-    """Start ``python -m ner.cli.serve MODEL`` on a free port and wait until /health answers."""
+def start_server(
+    model: Path, *options: str, timeout: float = 600, preexec_fn: Callable[[], Any] | None = None
+) -> Server:
+    """Start ``python -m ner.cli.serve MODEL`` on a free port and wait until /health answers;
+    preexec_fn: run in the server's process before it starts (e.g. to lower a resource limit)."""
     port = free_port()
     log = model.parent / f"server-{port}.log"  # Server.log
     process = subprocess.Popen(
@@ -72,6 +81,7 @@ def start_server(model: Path, *options: str, timeout: float = 600) -> Server:
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
+        preexec_fn=preexec_fn,
     )
     server = Server("127.0.0.1", port, model, process)
     deadline = time.monotonic() + timeout

@@ -1,6 +1,6 @@
 """`MicroBatcher`: concurrent requests share model calls, each caller gets exactly its own
-results, a request cancelled before its batch starts is never tagged, and a request the model
-fails on fails alone."""
+results, a request cancelled before its batch starts is never tagged, one cancelled while it is
+tagged stops, and a request the model fails on fails alone."""
 
 import threading
 import time
@@ -10,7 +10,7 @@ from tiny_tagger import one_thread, saved_model
 
 from ner.common.memory import release_free_memory
 from ner.data.tokenize import tokenize_sentences
-from ner.model.tagger import Tagger
+from ner.model.tagger import Tagger, TaggingStopped
 from ner.serving.batcher import MicroBatcher
 
 TEXTS = ["Peter Smith lives in Rome.", "Anna went to Berlin!", "It rained on Monday.", "Rome"]
@@ -62,6 +62,42 @@ def test_cancelled_request_is_not_tagged(tagger: Tagger) -> None:
         assert [e.text for e in first.result(timeout=120)[0].entities] == ["Peter Smith", "Rome"]
         batcher.close()
     assert (batcher.requests, batcher.batches) == (1, 1)
+
+
+def test_a_request_cancelled_while_tagged_stops(tagger: Tagger) -> None:
+    """A request of 400 sentences (100 forward passes of 4) is cancelled once its batch runs:
+    the model stops at its next pass instead of tagging the rest for nobody."""
+    texts = [" ".join(TEXTS)] * 100
+    with one_thread():
+        batcher = MicroBatcher(tagger, batch_size=4, on_idle=None)
+        began = time.monotonic()
+        submit(batcher, texts).result(timeout=300)
+        whole = time.monotonic() - began
+        future = submit(batcher, texts)
+        while not future.running():
+            time.sleep(0.001)
+        assert not future.cancel()  # too late to drop it, not to stop it
+        began = time.monotonic()
+        with pytest.raises(TaggingStopped):
+            future.result(timeout=300)
+        rest = time.monotonic() - began
+        batcher.close()
+    assert rest < whole / 4, (rest, whole)  # before: the whole request was tagged
+    assert (batcher.requests, batcher.batches) == (1, 1)
+
+
+def test_a_request_still_wanted_keeps_its_batch_going(tagger: Tagger) -> None:
+    """Of two requests in one batch, one is cancelled while the batch runs: the other still
+    gets its results."""
+    with one_thread():
+        batcher = MicroBatcher(tagger, batch_size=1, max_wait=0.5, on_idle=None)
+        kept, dropped = submit(batcher, TEXTS * 10), submit(batcher, TEXTS * 10)
+        while not dropped.running():
+            time.sleep(0.001)
+        dropped.cancel()
+        assert len(kept.result(timeout=300)) == 40
+        assert len(dropped.result(timeout=300)) == 40
+        batcher.close()
 
 
 def test_a_failing_request_fails_alone(tagger: Tagger, caplog) -> None:

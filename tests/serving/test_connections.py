@@ -15,9 +15,9 @@ from live_server import Server, start_server, stop_server
 from ner.serving.hosts import allowed_hosts, host_name
 
 
-def send_predict(host: str, port: int, text: str) -> socket.socket:
+def send_predict(host: str, port: int, request: dict) -> socket.socket:
     """A connection that has sent one complete /predict request (and not read the answer)."""
-    body = json.dumps({"text": text}).encode()
+    body = json.dumps(request).encode()
     head = (
         f"POST /predict HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
@@ -32,7 +32,7 @@ def test_a_request_whose_client_hung_up_is_not_tagged(served_run: Path) -> None:
     dropped before the batch starts and the model never runs."""
     server = start_server(served_run, "--threads", "1", "--batch-wait-ms", "3000")
     try:
-        connection = send_predict(server.host, server.port, "Anna lives in Rome.")
+        connection = send_predict(server.host, server.port, {"text": "Anna lives in Rome."})
         time.sleep(0.5)
         connection.close()
         time.sleep(4)
@@ -40,6 +40,43 @@ def test_a_request_whose_client_hung_up_is_not_tagged(served_run: Path) -> None:
         assert status == 200 and (health["requests"], health["batches"]) == (0, 0)
     finally:
         stop_server(server)
+
+
+SENTENCE = "Peter Smith lives in Rome and Anna went to Berlin on Monday with John Jones ."
+# 50,000 tokens, the most a request may have: 1,000 sentences of 50
+BIG = {"tokens": [(SENTENCE.split() * 5)[n % 7 : n % 7 + 50] for n in range(1000)]}
+
+
+def settled_cpu(server: Server) -> float:
+    """The server's CPU time once it has stopped working (used under 0.05 s in 0.5 s)."""
+    spent = server.cpu_seconds()
+    while True:
+        time.sleep(0.5)
+        before, spent = spent, server.cpu_seconds()
+        if spent - before < 0.05:
+            return spent
+
+
+def test_an_abandoned_request_stops_being_tagged(served_run: Path) -> None:
+    """A client sends the largest request allowed and hangs up once the model is at work on
+    it: the server stops within a forward pass instead of tagging the rest for nobody."""
+    server = start_server(served_run, "--threads", "1")
+    try:
+        start = settled_cpu(server)
+        with send_predict(server.host, server.port, BIG) as connection:
+            assert connection.makefile("rb").readline().startswith(b"HTTP/1.1 200")
+        answered = settled_cpu(server) - start
+        start = server.cpu_seconds()
+        connection = send_predict(server.host, server.port, BIG)
+        while server.cpu_seconds() - start < answered / 3:  # read, parsed, being tagged
+            time.sleep(0.01)
+        connection.close()
+        gone = server.cpu_seconds()
+        after = settled_cpu(server) - gone
+    finally:
+        stop_server(server)
+    # before: the rest of the request, about two thirds of `answered`
+    assert after < answered / 6, (after, answered)
 
 
 @pytest.mark.parametrize(
