@@ -272,3 +272,16 @@ def test_a_killed_worker_stops_the_run_without_a_partial_output(tmp_path, capsys
     assert predict(source, "--output-dir", out) == 0
     expected = single_outputs(tmp_path, {"big.jsonl": source.read_bytes()})["big.jsonl"]
     assert (out / "big.jsonl").read_bytes() == expected
+
+
+def test_shards_end_where_the_single_command_cuts_a_chunk_of_long_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr("ner.model.tag_files.MAX_LINE_CHARS", 120)  # chunks end at 120 chars
+    monkeypatch.setattr("ner.corpus.shards.MAX_LINE_CHARS", 120)
+    source = tmp_path / "in.txt"
+    source.write_bytes(corpus_text(12, 1).replace(LONG_LINE.encode(), b"Rome and " * 20))
+    expected = single_outputs(tmp_path, {"in.jsonl": source.read_bytes()})["in.jsonl"]
+    assert predict(source, "--output-dir", tmp_path / "out") == 0
+    assert (tmp_path / "out" / "in.jsonl").read_bytes() == expected
+    shards = tmp_path / "k" / ".ner-predict" / "shards" / "in.jsonl"
+    assert predict(source, "--output-dir", tmp_path / "k", "--shard", "0/1") == 0
+    assert finished(shards) > 12 / 3  # more shards than chunks of --chunk-lines 3
