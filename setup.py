@@ -1,7 +1,8 @@
 """Build shim for the one thing pyproject.toml cannot say: the Hydra configs live in the top-level
 ``conf/`` folder of the repository and ship inside the package as ``ner.conf`` (so ``ner-train``
 from an installed wheel finds them, and ``pkg://ner.conf`` works in both). The package list given
-here also names ``hydra_plugins.ner_sweeper``, the sweeper of ``hparams_search=optuna``."""
+here also names ``hydra_plugins.ner_sweeper``, the sweeper of ``hparams_search=optuna``, and
+``hydra_plugins.ner_launcher``, the launcher of ``hydra/launcher=slurm``."""
 
 from setuptools import find_packages, setup
 
@@ -15,6 +16,7 @@ setup(
         "ner.conf",
         "hydra_plugins",
         "hydra_plugins.ner_sweeper",
+        "hydra_plugins.ner_launcher",
     ],
     package_dir={"ner.conf": "conf"},
 )

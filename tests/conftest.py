@@ -1,9 +1,12 @@
 """Shared test set-up: the tiny ELMo fixture, the optional corpus mirror (``NER_MIRROR``) for the
-tests marked ``mirror``, and fixtures for an isolated data folder and a local http server."""
+tests marked ``mirror``, the SLURM cluster for the tests marked ``slurm``, and fixtures for an
+isolated data folder and a local http server."""
 
 import http.server
 import json
 import os
+import shutil
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from functools import partial
@@ -31,6 +34,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "mirror" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> str:
+    """The running SLURM cluster's partitions (``sinfo``), for the tests marked ``slurm``; they
+    are skipped, saying how to start one, when there is none."""
+    start = (
+        "start one with `bash scripts/slurm_test_cluster.sh start`, export the SLURM_CONF it "
+        "prints, then `pytest -m slurm`"
+    )
+    if shutil.which("sinfo") is None:
+        pytest.skip(f"needs a SLURM cluster and there is no sinfo: {start}")
+    answer = subprocess.run(
+        ["sinfo", "-h", "-o", "%P %t"], capture_output=True, text=True, timeout=30, check=False
+    )
+    if answer.returncode != 0 or ("idle" not in answer.stdout and "mix" not in answer.stdout):
+        pytest.skip(
+            f"needs a SLURM cluster with a free node, sinfo says {answer.stderr!r}: {start}"
+        )
+    return answer.stdout
 
 
 @pytest.fixture

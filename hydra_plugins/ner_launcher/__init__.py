@@ -1,0 +1,1 @@
+"""ner-elmo's Hydra launcher plugin: SLURM through submitit (``hydra/launcher=slurm``)."""
