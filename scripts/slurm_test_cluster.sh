@@ -4,7 +4,7 @@
 # `debug` (and `short`, with a 1-minute limit), and job accounting (slurmdbd on a private
 # MariaDB): submitit learns that a job died (scancel, time limit) only through `sacct`, and
 # without it the launcher waits forever for a cancelled job.
-#   bash scripts/slurm_test_cluster.sh start   # ~5 s once the packages are installed
+#   bash scripts/slurm_test_cluster.sh start   # ~15 s once the packages are installed
 #   export SLURM_CONF=/tmp/ner-slurm-test/slurm.conf   # the line `start` prints last
 #   sinfo; sbatch ...; bash scripts/slurm_test_cluster.sh stop
 # Needs root (the daemons run as root, jobs as their submitter). Installs the Debian packages
