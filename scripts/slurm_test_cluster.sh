@@ -114,7 +114,7 @@ start_database() {
     --skip-test-db >"$RUN/log/mariadb-install.log" 2>&1
   mariadbd --user=root --datadir="$RUN/mysql" --socket="$RUN/mysql.sock" --port="$DB_PORT" \
     --bind-address=127.0.0.1 --pid-file="$RUN/mysql.pid" --log-error="$RUN/log/mariadb.log" \
-    --innodb-buffer-pool-size=64M &
+    --innodb-buffer-pool-size=64M >>"$RUN/log/mariadb.log" 2>&1 &
   wait_for "MariaDB" mariadb --socket="$RUN/mysql.sock" -u root -e "SELECT 1"
   # slurmdbd connects over TCP, as root@127.0.0.1 (no password, reachable only from here).
   mariadb --socket="$RUN/mysql.sock" -u root \

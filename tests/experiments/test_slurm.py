@@ -148,7 +148,10 @@ def test_a_cancelled_trial_is_failed_and_the_search_resumes(slurm_cluster, tmp_p
 @pytest.mark.slurm
 def test_a_run_past_its_time_limit_fails_and_the_finished_one_is_kept(slurm_cluster, tmp_path):
     overrides = ["trainer.max_epochs=1,100000", "trainer.patience=100000"]
-    result = ner_train(tmp_path, *overrides, "hydra.launcher.timeout_min=1")
+    # submitit asks SLURM for its warning signal signal_delay_s (120) before the limit: with a
+    # 1-minute limit that is at once, and it would kill Python before the launcher ignores it.
+    limit = ["hydra.launcher.timeout_min=1", "hydra.launcher.signal_delay_s=30"]
+    result = ner_train(tmp_path, *overrides, *limit)
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "sweep job 1 (SLURM job" in result.stderr, result.stderr[-2000:]
     assert "ended TIMEOUT: it reached its time limit" in result.stderr
