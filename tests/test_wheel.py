@@ -189,6 +189,8 @@ def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
     run(installed, "ner-report", str(work / "runs"), "--no-plots")
     assert "tiny" in (work / "runs" / "report.md").read_text()
 
+    # The SLURM launcher plugin ships in the wheel (hydra_plugins/ner_launcher); Hydra finds it.
+    assert "NerSlurmLauncher" in run(installed, "ner-train", "--info", "plugins").stdout
     # The search's sweeper plugin ships in the wheel (hydra_plugins/ner_sweeper).
     run(installed, "ner-train", "-m", "hparams_search=optuna", "hydra.sweeper.n_trials=1", *tiny)
     search = work / "multirun" / "optuna" / "tagger"
