@@ -41,7 +41,8 @@ class CorpusInfo:
     empty sentences dropped per split, and the held-out splits carved from train (`holdout`:
     fraction, seed and the carved split names; None when the corpus has all three). `labels`
     is ``spans`` (chunk tags) or ``tokens`` (one plain label per token, whose schemes are then
-    ``tokens``), and `labels_reason` says why (the option, or what detection found)."""
+    ``tokens``), and `labels_reason` says why (the option, or what detection found). `spans`
+    (span annotation formats) counts what aligning the spans found, per split and in total."""
 
     name: str
     source_scheme: str
@@ -54,6 +55,7 @@ class CorpusInfo:
     holdout: dict | None = None
     labels: str = SPANS
     labels_reason: str = ""
+    spans: dict[str, dict[str, int]] | None = None  # span formats: `ner.data.spans.SpanReport`s
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -37,6 +37,7 @@ from ner.data.columns import (
 )
 from ner.data.conllu import check_label_column, read_conllu_file
 from ner.data.labels import check_labels_option
+from ner.data.spans import SPAN_FORMATS, SpanFormat, merged_reports, read_span_file
 from ner.data.tag_schemes import SCHEMES
 from ner.data.treebank import PTB_SAMPLE_FILES, build_treebank, wsj_entries
 
@@ -169,7 +170,7 @@ _SPLIT_NAMES = {
     "test": ("test", "testing", "testb"),
 }
 _NAME_PARTS = re.compile(r"[._\-\s]+")
-FORMATS = ("columns", "conllu")
+FORMATS = ("columns", "conllu", *SPAN_FORMATS)
 
 
 def _as_tuple(entry: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -204,6 +205,13 @@ def log_changes(info: CorpusInfo) -> None:
                 count,
                 info.origins[split],
             )
+    if info.spans:
+        found = {
+            k: v for k, v in info.spans["total"].items() if v and k not in ("records", "spans")
+        }
+        logger.info("%s: span annotations: %s", info.name, info.spans["total"])
+        if set(found) - {"kept"}:
+            logger.warning("%s: spans not kept as read: %s", info.name, found)
     logger.info("%s: labels=%s (%s)", info.name, info.labels, info.labels_reason or "spans")
     if info.holdout:
         logger.info(
@@ -238,6 +246,10 @@ def prepare_corpus(
     labels: str | None = None,
     format: str | None = None,
     label_column: str | None = None,
+    tokenizer: str = "news",
+    misaligned: str = "error",
+    skip_bad: bool = False,
+    annotator: str | None = None,
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
     """Load (and cache) a corpus, returning it with a `CorpusInfo` report.
 
@@ -264,11 +276,11 @@ def prepare_corpus(
       (conll2000: 0.1 unless given).
     - `labels`: ``spans`` (chunk tags), ``tokens`` (one plain label per token, e.g. part of
       speech; no scheme) or None to detect it (`ner.data.labels`).
-    - `format`: ``columns`` (the default) or ``conllu`` (Universal Dependencies files, a folder
-      or one file, `ner.data.conllu`; a folder holding ``*.conllu`` files is read from those
-      alone, as a UD release keeps the raw text beside them in ``*.txt``). CoNLL-U has fixed
-      columns: it takes `encoding`, `max_sentence_tokens`, `label_column` and the splitting
-      options, and refuses the other column-file options.
+    - `format`: ``columns`` (the default); ``conllu`` (Universal Dependencies files, a folder or
+      one file, read from its ``*.conllu`` files alone; fixed columns: it takes `encoding`,
+      `max_sentence_tokens`, `label_column` and the splitting options); ``label_studio``,
+      ``doccano``, ``spacy`` (JSONL) or ``brat``: spans aligned to our tokens, with `encoding`,
+      the splitting options and `ner.data.spans.SpanFormat`'s (counts in `CorpusInfo.spans`).
     - `label_column`: which column holds the labels: a CoNLL-U column (``upos``, the default,
       ``xpos``, ``feats``, ...), or the name of another column of a named corpus or of
       `columns` (``pos``, ``chunk``), which then replaces ``tags``.
@@ -284,15 +296,24 @@ def prepare_corpus(
     common = {"tag_scheme": tag_scheme, "lenient": lenient}
     if labels is not None:  # detection (None) keeps the cache keys corpora always had
         common["labels"] = labels
-    kind = "hub" if name.startswith("hub:") else "named" if named else "files"
-    if kind == "files" and format == "conllu":
-        kind = "conllu"
+    kind = _kind(name, named, format)
     refuse_unused(kind, name, given)
     if kind == "hub":
         return _from_hub(name, given, common)
     if named:
         return _from_archive(name, named, given, common)
     return _from_files(name, given, common)
+
+
+def _kind(name: str, named: NamedCorpus | None, format: str | None) -> str:
+    """Which kind of corpus (`_READS`) `name` is: hub, named, files, conllu or spans."""
+    if name.startswith("hub:"):
+        return "hub"
+    if named:
+        return "named"
+    if format in SPAN_FORMATS:
+        return "spans"
+    return "conllu" if format == "conllu" else "files"
 
 
 def _checked_choices(tag_scheme: str | None, labels: str | None, format: str | None) -> str | None:
@@ -384,7 +405,8 @@ def _split_files(
     if files is None:
         path = Path(name)
         prefer = ".conllu" if format == "conllu" else None
-        files = {"train": path} if path.is_file() else find_split_files(path, prefer)
+        one = path.is_file() or (format == "brat" and any(path.glob("*.ann")))
+        files = {"train": path} if one else find_split_files(path, prefer, format == "brat")
         name = path.resolve().stem if path.is_file() else path.resolve().name
     files = {split: Path(path) for split, path in files.items()}
     if "train" not in files or set(files) - set(SPLITS):
@@ -431,6 +453,12 @@ def _from_files(
         reading = {key: given[key] for key in ("label_column", "encoding", "max_sentence_tokens")}
         splitting = {"validation_fraction": validation_fraction, **carving}
         return _load_conllu(name, files, reading, splitting, common)
+    if given["format"] in SPAN_FORMATS:
+        reading = {key: given[key] for key in ("tokenizer", "misaligned", "skip_bad", "annotator")}
+        fmt = SpanFormat(given["format"], encoding=given["encoding"], **reading)
+        return _load_spans(
+            name, files, fmt, {"validation_fraction": validation_fraction, **carving}, common
+        )
     fmt = _column_format(name, files, given)
     key = {
         "files": {split: [str(path.resolve()), sha256_file(path)] for split, path in files.items()},
@@ -487,11 +515,18 @@ _READS["conllu"] = _READS["files"] - {
     "separator",
     "docstart",
 }
+_READS["spans"] = _READS["conllu"] - {"label_column", "max_sentence_tokens"} | {
+    "tokenizer",
+    "misaligned",
+    "skip_bad",
+    "annotator",
+}
 _KINDS = {
     "named": "a named corpus (its files have a fixed format)",
     "hub": "a hub dataset",
     "files": "column files",
     "conllu": "CoNLL-U files (fixed columns; label_column= picks the label)",
+    "spans": "span annotations (character offsets aligned to our tokens)",
 }
 
 
@@ -504,7 +539,9 @@ def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
             raise InputError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
 
 
-def find_split_files(folder: str | Path, prefer: str | None = None) -> dict[str, Path]:
+def find_split_files(
+    folder: str | Path, prefer: str | None = None, folders: bool = False
+) -> dict[str, Path]:
     """Map splits to the files of a corpus folder by name (``eng.train``, ``dev.txt``,
     ``wnut17-test.conll``, ...): a file belongs to the split one of its name parts names.
 
@@ -513,6 +550,7 @@ def find_split_files(folder: str | Path, prefer: str | None = None) -> dict[str,
     prefer: a suffix (``.conllu``): when some files have it, only those are read, so that a
         Universal Dependencies release, which keeps each split's raw text beside it
         (``en_ewt-ud-train.txt``), loads by its folder.
+    folders: the splits are subfolders (``train/``, ``dev/``: brat), not files.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -521,7 +559,9 @@ def find_split_files(folder: str | Path, prefer: str | None = None) -> dict[str,
             f"{folder}: not a named corpus ({known}), not a file or folder, and no `files` given"
         )
     found: dict[str, Path] = {}
-    candidates = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    candidates = sorted(
+        p for p in folder.iterdir() if p.is_dir() == folders and not p.name.startswith(".")
+    )
     if prefer and any(p.suffix == prefer for p in candidates):
         candidates = [p for p in candidates if p.suffix == prefer]
     for path in candidates:
@@ -585,6 +625,51 @@ def _load_conllu(
         return build_corpus(name, splits, **splitting, **common)
 
     return cached_corpus(name, key, build)
+
+
+def _load_spans(
+    name: str, files: Mapping[str, Path], fmt: SpanFormat, splitting: dict, common: dict
+) -> tuple[datasets.DatasetDict, CorpusInfo]:
+    """A corpus of span annotations (`ner.data.spans`), cached like column files; what
+    aligning the spans found is `CorpusInfo.spans`, per split."""
+    from ner.data.brat import read_brat
+    from ner.data.doccano import read_doccano
+    from ner.data.label_studio import read_label_studio
+    from ner.data.spacy_jsonl import read_spacy_jsonl
+
+    reader = {
+        "label_studio": read_label_studio,
+        "doccano": read_doccano,
+        "brat": read_brat,
+        "spacy": read_spacy_jsonl,
+    }[fmt.format]
+    key = {
+        "files": {s: [str(p.resolve()), _source_digest(p)] for s, p in files.items()},
+        "format": asdict(fmt),
+        **splitting,
+        **common,
+    }
+
+    def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
+        splits, reports, document = {}, {}, 0
+        for split, path in files.items():
+            sentences, report = read_span_file(path, reader(path, fmt), fmt, document)
+            document = sentences[-1].document_id + 1
+            splits[split] = SplitSource(sentences, str(path))
+            reports[split] = report.to_dict()
+        dataset, info = build_corpus(name, splits, **splitting, **common)
+        info.spans = {**reports, "total": merged_reports(reports.values())}
+        return dataset, info
+
+    return cached_corpus(name, key, build)
+
+
+def _source_digest(path: Path) -> str:
+    """The sha256 of a file, or of a folder's files (names and contents, brat's pairs)."""
+    if path.is_file():
+        return sha256_file(path)
+    digests = [[p.name, sha256_file(p)] for p in sorted(path.iterdir()) if p.is_file()]
+    return hashlib.sha256(json.dumps(digests).encode()).hexdigest()
 
 
 def relabel(columns: tuple[str, ...], label_column: str | None, name: str) -> tuple[str, ...]:

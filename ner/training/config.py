@@ -45,8 +45,17 @@ class CorpusOptions:
     hub_config: str | None = None
     # Chunk tags (spans, F1) or one plain label per token (tokens, accuracy); null: detected.
     labels: str | None = one_of("spans", "tokens", default=None)
-    format: str | None = one_of("columns", "conllu", default=None)  # null: columns
+    # null: columns; span formats: annotation tools' exports (character offsets)
+    format: str | None = one_of(
+        "columns", "conllu", "label_studio", "doccano", "brat", "spacy", default=None
+    )
     label_column: str | None = None  # upos | xpos | feats (CoNLL-U), pos | chunk (named corpora)
+    # Span formats: the tokenizer, what a span off token boundaries becomes, whether malformed
+    # records are skipped (and counted) instead of refused, whose Label Studio annotations count.
+    tokenizer: str | None = one_of("news", "social", default=None)
+    misaligned: str | None = one_of("error", "snap", "drop", default=None)
+    skip_bad: bool | None = None
+    annotator: str | None = None
 
 
 @dataclass

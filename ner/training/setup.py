@@ -61,6 +61,7 @@ def load_splits(data_config: dict[str, Any]) -> Corpus:
         "labels": info.labels,
         "holdout": info.holdout,
         "dropped_empty": info.dropped_empty,
+        "spans": info.spans,
         "train_fraction": fraction,
         "subset_seed": subset_seed,
         "train_sentences_available": available,
