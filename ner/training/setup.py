@@ -61,11 +61,12 @@ def load_splits(data_config: dict[str, Any]) -> Corpus:
         "labels": info.labels,
         "holdout": info.holdout,
         "dropped_empty": info.dropped_empty,
-        "spans": info.spans,
         "train_fraction": fraction,
         "subset_seed": subset_seed,
         "train_sentences_available": available,
     }
+    if info.spans:  # span annotations: what aligning them to tokens kept, snapped, dropped
+        summary["spans"] = info.spans
     return Corpus(splits, info.tag_scheme, summary)
 
 
