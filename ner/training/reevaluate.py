@@ -83,14 +83,19 @@ def run_tagger(
 
 
 def run_data_config(
-    data: dict[str, Any], corpus: str | None, max_sentences: int | None
+    data: dict[str, Any],
+    corpus: str | None,
+    max_sentences: int | None,
+    corpus_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The data settings to score with: the run's own (its ``max_sentences`` cap, corpus options
     and training subset, so the run's scores come back) unless `corpus` names another corpus,
-    which is read with the defaults; `max_sentences`, when given, replaces the cap."""
+    which is read with `corpus_options` (``data.options``; None: the defaults); `max_sentences`,
+    when given, replaces the cap."""
     data = dict(data)
     if corpus is not None:
-        data.update(name=corpus, options={}, max_sentences=None, train_fraction=1.0)
+        options = dict(corpus_options or {})
+        data.update(name=corpus, options=options, max_sentences=None, train_fraction=1.0)
     if max_sentences is not None:
         data["max_sentences"] = max_sentences
     return data
@@ -105,16 +110,18 @@ def evaluate_run(
     max_sentences: int | None = None,
     batch_size: int = 256,
     device: str = "cpu",
+    corpus_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Scores of the run's `checkpoint` on `split` of its own corpus as the run read it (or of
-    `corpus`); `max_sentences` caps the split (default: the run's ``data.max_sentences``)."""
+    `corpus`, read with `corpus_options`); `max_sentences` caps the split (default: the run's
+    ``data.max_sentences``)."""
     run_dir = Path(run_dir)
     config_path = run_dir / "config.yaml"
     if not config_path.is_file():
         raise MissingFileError(f"{run_dir} is not a training run: no config.yaml")
     config = OmegaConf.to_container(OmegaConf.load(config_path), resolve=True)
     tagger = run_tagger(run_dir, config, checkpoint, device=device)
-    data_config = run_data_config(config["data"], corpus, max_sentences)
+    data_config = run_data_config(config["data"], corpus, max_sentences, corpus_options)
     loaded = load_splits(data_config)
     if split not in loaded.splits:
         raise InputError(f"no split {split!r}; choose one of {sorted(loaded.splits)}")

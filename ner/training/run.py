@@ -106,10 +106,13 @@ def save_model(
     )
 
 
-def run_dir_and_config(cfg: DictConfig) -> tuple[Path, DictConfig, bool]:
-    """The output dir and the config to use; with ``resume=DIR`` that run's own saved config."""
+def run_dir_and_config(
+    cfg: DictConfig, run_dir: Path | None = None
+) -> tuple[Path, DictConfig, bool]:
+    """The output dir (`run_dir`, else Hydra's) and the config to use; with ``resume=DIR`` that
+    run's own saved config."""
     if not cfg.get("resume"):
-        return Path(HydraConfig.get().runtime.output_dir), cfg, False
+        return Path(run_dir or HydraConfig.get().runtime.output_dir), cfg, False
     run_dir = Path(cfg.resume).expanduser().resolve()
     saved = run_dir / "config.yaml"
     if not saved.is_file():
@@ -152,14 +155,14 @@ def labels_and_scheme(cfg: DictConfig, corpus: Corpus) -> tuple[list[str], str]:
     return tag_list(entity_types(splits["train"].tags), model_scheme), model_scheme
 
 
-def train(cfg: DictConfig) -> dict[str, Any]:
+def train(cfg: DictConfig, run_dir: Path | None = None) -> dict[str, Any]:
     """Train, select on dev F1 (accuracy for per-token labels), evaluate the best epoch on dev
-    and test, write the run's files.
+    and test, write the run's files into `run_dir` (None: Hydra's run dir).
 
     Raises `ConfigError` for a value out of range before anything is read or written."""
     started = time.perf_counter()
     validate(cfg)
-    run_dir, cfg, resuming = run_dir_and_config(cfg)
+    run_dir, cfg, resuming = run_dir_and_config(cfg, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resuming:
         write_text(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
