@@ -206,12 +206,11 @@ def log_changes(info: CorpusInfo) -> None:
                 info.origins[split],
             )
     if info.spans:
-        found = {
-            k: v for k, v in info.spans["total"].items() if v and k not in ("records", "spans")
-        }
-        logger.info("%s: span annotations: %s", info.name, info.spans["total"])
-        if set(found) - {"kept"}:
-            logger.warning("%s: spans not kept as read: %s", info.name, found)
+        total = info.spans["total"]
+        logger.info("%s: span annotations: %s", info.name, total)
+        changed = {k: v for k, v in total.items() if v and k not in ("records", "spans", "kept")}
+        if changed:
+            logger.warning("%s: not kept as read: %s", info.name, changed)
     logger.info("%s: labels=%s (%s)", info.name, info.labels, info.labels_reason or "spans")
     if info.holdout:
         logger.info(
