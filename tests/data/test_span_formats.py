@@ -4,6 +4,7 @@ overlapping are counted (and snapped, dropped or refused as asked), and a malfor
 refused with one line naming the file, the record and the field."""
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -105,8 +106,11 @@ def brat(records: list[dict], folder: Path) -> Path:
 WRITERS = {"label_studio": label_studio, "doccano": doccano, "spacy": spacy, "brat": brat}
 
 
-def read_back(path: Path, format: str, **options) -> tuple[list[list[tuple[int, int, str]]], dict]:
-    """Each document's spans as character offsets, and the corpus's span counts."""
+def read_back(
+    path: Path, format: str, texts: Sequence[str] = (), **options
+) -> tuple[list[list[tuple[int, int, str]]], dict]:
+    """The spans of each document (whose `texts` are given) as character offsets, and the
+    corpus's span counts."""
     corpus, info = prepare_corpus(
         files={"train": path, "validation": path, "test": path}, format=format, **options
     )
@@ -115,9 +119,8 @@ def read_back(path: Path, format: str, **options) -> tuple[list[list[tuple[int, 
     documents: dict[int, list[str]] = {}
     for row in train:
         documents.setdefault(row["document_id"], []).extend(names[t] for t in row["tags"])
-    texts = [r["text"] for r in PREDICTIONS]
     found = []
-    for document, tags in documents.items():
+    for document, tags in documents.items() if texts else ():
         tokens = tokenize(texts[document])
         found.append(
             [
@@ -133,7 +136,7 @@ def test_predictions_written_in_each_format_read_back_as_the_same_spans(
     format, tmp_path, isolated_data_dir
 ):
     path = WRITERS[format](PREDICTIONS, tmp_path)
-    found, counts = read_back(path, format)
+    found, counts = read_back(path, format, [r["text"] for r in PREDICTIONS])
     assert found == [spans_of(r["entities"]) for r in PREDICTIONS]
     assert counts["train"]["kept"] == counts["train"]["spans"] == 4
     assert counts["train"]["records"] == 3
@@ -245,3 +248,30 @@ def test_a_brat_folder_with_split_subfolders_loads_by_name(tmp_path, isolated_da
     _, info = prepare_corpus(root, format="brat")
     assert info.sentences == {"train": 1, "validation": 1, "test": 1}
     assert info.spans["total"]["kept"] == 6
+
+
+@pytest.mark.parametrize(
+    "format, line",
+    [
+        ("doccano", {"entities": [{"start_offset": 0, "end_offset": 6, "label": "LOC"}]}),
+        ("spacy", {"ents": [{"start": 0, "end": 6, "label": "LOC"}]}),
+    ],
+)
+def test_the_other_key_of_each_jsonl_format_reads_the_same(
+    format, line, tmp_path, isolated_data_dir
+):
+    path = jsonl(tmp_path, "variant.jsonl", [{"text": "Berlin is big", **line}])
+    _, counts = read_back(path, format)
+    assert counts["train"]["kept"] == 1
+
+
+def test_label_studio_names_an_annotator_by_e_mail(tmp_path, isolated_data_dir):
+    path = label_studio(PREDICTIONS, tmp_path)
+    tasks = json.loads(path.read_text())
+    for task in tasks:
+        task["annotations"].reverse()  # the complete annotation first, then the cancelled one
+        task["annotations"][0]["completed_by"] = {"id": 5, "email": "ann@example.org"}
+    path.write_text(json.dumps(tasks))
+    texts = [r["text"] for r in PREDICTIONS]
+    found, _ = read_back(path, "label_studio", texts, annotator="ann@example.org")
+    assert found == [spans_of(r["entities"]) for r in PREDICTIONS]
