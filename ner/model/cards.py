@@ -2,7 +2,7 @@
 
 ``card.json`` beside a shipped tagger holds the measured part of its card (the prose is in its
 ``MODEL_CARD.md``). Every score in it comes from `measure_card`, which tags the corpus splits
-through `ner.model.evaluation.evaluate_tagger`, the path `ner-predict --scores` and
+through `ner.model.tagger.Tagger.evaluate`, the path `ner-predict --scores` and
 `ner-evaluate` use, so a test can check
 that the shipped folder still scores exactly what its card states.
 """
@@ -16,7 +16,6 @@ import torch
 from ner.data import load_corpus
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import split_tag
-from ner.model.evaluation import evaluate_tagger
 from ner.model.tagger import Tagger
 
 
@@ -37,7 +36,7 @@ def score_split(
     conlleval F1 and per type, strict F1; token accuracy for per-token labels) with its speed,
     ``tokens_per_second`` over the tagging alone on the current number of torch threads."""
     tokens, gold = split_sentences(corpus, split, options)
-    result = evaluate_tagger(tagger, tokens, gold, scheme=tagger.corpus_scheme)
+    result = tagger.evaluate(tokens, gold, scheme=tagger.corpus_scheme)
     scores = dict(result.scores)
     scores["sentences"] = len(tokens)
     scores["tokens_per_second"] = round(sum(map(len, tokens)) / result.seconds)

@@ -1,36 +1,35 @@
-"""Scoring a `Tagger` on gold-tagged sentences: the one code path behind ``ner-predict --scores``,
+"""Scoring tagged sentences against gold tags: the one code path behind ``ner-predict --scores``,
 ``ner-evaluate`` and a training run's final dev and test scores.
 
     from ner import Tagger
     tagger = Tagger.load("outputs/run/model")
-    result = tagger.evaluate(tokens, gold_tags)        # or evaluate_tagger(tagger, ...)
+    result = tagger.evaluate(tokens, gold_tags)
     result.scores["f1"], result.predicted
 
-The tagger tags the sentences as it tags any pre-tokenized input (`Tagger.predict_tokens`: the
-live biLM, Viterbi, sentences longer than `max_length` in pieces), with its tags in the gold's
-scheme (detected from the gold tags unless given), and the tags are scored with seqeval: the
-conlleval-style default and, when the predictions are in the gold's scheme, the strict mode, both
-with per-type scores. A model of per-token labels (part of speech) is scored by token accuracy.
+`Tagger.evaluate` picks the schemes (`evaluation_schemes`), tags the sentences and hands the
+results to `score_tagged`, which knows nothing of the tagger. The tagger tags the sentences as
+it tags any pre-tokenized input (`Tagger.predict_tokens`: the live biLM, Viterbi, sentences
+longer than `max_length` in pieces), with its tags in the gold's scheme (detected from the gold
+tags unless given), and the tags are scored with seqeval: the conlleval-style default and, when
+the predictions are in the gold's scheme, the strict mode, both with per-type scores. A model
+of per-token labels (part of speech) is scored by token accuracy.
 """
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ner.common.files import atomic_write
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import TagSchemeError, detect_scheme, guess_scheme
 from ner.metrics import evaluate_tags, span_scores, token_scores
-
-if TYPE_CHECKING:
-    from ner.model.tagger import TaggedText, Tagger
+from ner.model.results import TaggedText
 
 
 @dataclass
 class Evaluation:
-    """What `evaluate_tagger` found.
+    """What `score_tagged` found.
 
     tagged: one `TaggedText` per sentence (tokens, tags, entities with confidences); predicted:
     their tags, in `tag_scheme`; scheme: the gold's scheme (``tokens`` for per-token labels);
@@ -38,7 +37,7 @@ class Evaluation:
     the gold's scheme) and ``predicted_entities``, or `ner.metrics.token_scores` for per-token
     labels; seconds: the time spent tagging; warnings: what the caller should tell the user."""
 
-    tagged: list["TaggedText"]
+    tagged: list[TaggedText]
     predicted: list[list[str]]
     scheme: str
     tag_scheme: str
@@ -78,43 +77,49 @@ def gold_scheme(gold: Sequence[Sequence[str]]) -> tuple[str, str | None]:
         return guess_scheme(gold), warning
 
 
-def _unknown_labels(tagger: "Tagger", gold: Sequence[Sequence[str]]) -> set[str]:
-    """Gold labels (per-token) or entity types that the model never predicts."""
-    if tagger.labels == TOKENS:
-        return {tag for tags in gold for tag in tags} - set(tagger.model.tags)
+def unknown_labels(
+    gold: Sequence[Sequence[str]], labels: str, model_tags: Sequence[str]
+) -> set[str]:
+    """Gold labels (per-token) or entity types that a model of `model_tags` never predicts."""
+    if labels == TOKENS:
+        return {tag for tags in gold for tag in tags} - set(model_tags)
     types = {tag.split("-", 1)[-1] for tags in gold for tag in tags if tag != "O"}
-    return types - {tag.split("-", 1)[-1] for tag in tagger.model.tags}
+    return types - {tag.split("-", 1)[-1] for tag in model_tags}
 
 
-def evaluate_tagger(
-    tagger: "Tagger",
-    sentences: Sequence[Sequence[str]],
+def evaluation_schemes(
     gold: Sequence[Sequence[str]],
-    *,
+    labels: str,
+    model_tags: Sequence[str],
     scheme: str | None = None,
     tag_scheme: str | None = None,
-    batch_size: int = 64,
-) -> Evaluation:
-    """Tag `sentences` (token lists) with `tagger` and score the tags against `gold` (one tag
-    per token). scheme: the gold's chunk scheme (detected when None); tag_scheme: the scheme
-    of the predictions (default: the gold's, which gives the strict-mode scores too)."""
-    if len(sentences) != len(gold):
-        raise ValueError(f"{len(sentences)} sentences but {len(gold)} gold tag sequences")
+) -> tuple[str, str, list[str]]:
+    """The gold's scheme (detected when None; ``tokens`` for per-token `labels`), the scheme to
+    tag in (default: the gold's) and the warnings about the gold tags for a model of
+    `model_tags`."""
     warnings = []
-    if tagger.labels == TOKENS:
+    if labels == TOKENS:
         scheme = tag_scheme = TOKENS
     elif scheme is None:
         scheme, warning = gold_scheme(gold)
         warnings += [warning] if warning else []
-    tag_scheme = tag_scheme or scheme
-    unknown = _unknown_labels(tagger, gold)
+    unknown = unknown_labels(gold, labels, model_tags)
     if unknown:
         warnings.append(f"the gold tags have types the model never predicts: {sorted(unknown)}")
-    started = time.perf_counter()
-    tagged = tagger.predict_tokens(
-        sentences, batch_size=batch_size, tag_scheme=None if scheme == TOKENS else tag_scheme
-    )
-    seconds = time.perf_counter() - started
+    return scheme, tag_scheme or scheme, warnings
+
+
+def score_tagged(
+    tagged: Sequence[TaggedText],
+    gold: Sequence[Sequence[str]],
+    scheme: str,
+    tag_scheme: str,
+    seconds: float = 0.0,
+    warnings: Sequence[str] = (),
+) -> Evaluation:
+    """Score tagged sentences against `gold` (one tag per token). scheme: the gold's
+    (``tokens`` for per-token labels: token accuracy); tag_scheme: the tags' (the strict
+    scores come only when it is the gold's); seconds, warnings: kept in the `Evaluation`."""
     predicted = [result.tags for result in tagged]
     if scheme == TOKENS:
         scores = token_scores(gold, predicted)
@@ -125,7 +130,7 @@ def evaluate_tagger(
             else span_scores(gold, predicted)
         )
         scores["predicted_entities"] = sum(len(result.entities) for result in tagged)
-    return Evaluation(tagged, predicted, scheme, tag_scheme, scores, seconds, warnings)
+    return Evaluation(list(tagged), predicted, scheme, tag_scheme, scores, seconds, list(warnings))
 
 
 def write_predictions(

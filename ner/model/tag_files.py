@@ -23,7 +23,9 @@ from ner.data.labels import TOKENS
 from ner.data.tag_input import MAX_LINE_CHARS, ConllSentence, Line, read_conll, read_json_lines
 from ner.data.tag_schemes import TagSchemeError, split_tag
 from ner.model.evaluation import Evaluation
-from ner.model.tagger import TaggedText, Tagger, whitespace_tokens
+from ner.model.inputs import prepared_lines
+from ner.model.results import TaggedText
+from ner.model.tagger import Tagger
 
 INPUT_FORMATS = ("text", "tokens", "conll", "jsonl")
 OUTPUT_FORMATS = ("jsonl", "conll", "html")
@@ -161,12 +163,8 @@ def tag_lines(
     for chunk in chunks(lines, chunk_lines, MAX_LINE_CHARS):
         counts.lines += len(chunk)
         texts = [line.text for line in chunk if line.text is not None]
-        if input_format == "text":
-            results = tagger.predict(texts, batch_size=batch_size)
-        else:
-            sentences = [[whitespace_tokens(t)] if t.strip() else [] for t in texts]
-            results = tagger.tag_tokenized(texts, sentences, batch_size)
-        tagged = iter(results)
+        prepared = texts if input_format == "text" else prepared_lines(texts)
+        tagged = iter(tagger.predict(prepared, batch_size=batch_size))
         for line in chunk:
             if line.error:
                 skipped += 1

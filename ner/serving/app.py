@@ -33,9 +33,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ner.common.downloads import is_url, sha256_file
 from ner.data.tag_schemes import split_tag
-from ner.data.tokenize import TOKENIZERS, Token, tokenize_sentences
+from ner.data.tokenize import TOKENIZERS
 from ner.model.archive import MANIFEST, read_manifest
-from ner.model.tagger import TaggedText, Tagger, joined_tokens
+from ner.model.inputs import PreparedText, TooManyTokens, prepared_tokens
+from ner.model.results import TaggedText
+from ner.model.tagger import Tagger
 from ner.serving.batcher import MicroBatcher, Overloaded
 from ner.serving.headers import NOSNIFF, SecurityHeaders
 from ner.serving.hosts import LOOPBACK, HostCheck
@@ -256,8 +258,10 @@ def minimum_tokens(text: str) -> int:
     return sum(1 for chunk in text.split() if _WORD_CHARACTER.search(chunk))
 
 
-def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[list[list[Token]]]]:
-    """Texts and their sentences of tokens; HTTPException 413/422 for oversized or empty input.
+def prepare(tagger: Tagger, request: PredictRequest, limits: Limits) -> list[PreparedText]:
+    """The request's texts split into sentences of tokens by the tagger's own preparation
+    (`Tagger.prepare`, `ner.model.inputs.prepared_tokens`); HTTPException 413/422 for oversized
+    or empty input.
 
     Raw texts are tokenized only once the whole request has passed the cheap checks: the number
     of texts, each text's characters, and `minimum_tokens` of all texts together against
@@ -275,50 +279,52 @@ def prepare(request: PredictRequest, limits: Limits) -> tuple[list[str], list[li
         raise HTTPException(
             413, f'"{name}" has {len(items)} items; the limit is {limits.max_texts}'
         )
-    texts, sentences = [], []
-    for index, item in enumerate(items):
-        where = name if name == "text" else f"{name}[{index}]"
-        if request.tokens is not None:
-            try:
-                text, sentence = joined_tokens(item, index)
-            except ValueError as error:
-                raise HTTPException(422, f"tokens: {error}") from None
-            if not sentence:
-                raise HTTPException(422, f"{where} is an empty sentence")
-            sentences.append(sentence)
-        elif not item.strip():
-            raise HTTPException(422, f"{where} is empty or whitespace only")
-        else:
-            text = item
-        if len(text) > limits.max_text_chars:
-            raise HTTPException(
-                413, f"{where} has {len(text)} characters; the limit is {limits.max_text_chars}"
-            )
-        texts.append(text)
     if request.tokens is not None:
-        tokens = sum(map(len, sentences))
-        if tokens > limits.max_tokens:
-            raise HTTPException(
-                413, f"the request has {tokens} tokens; the limit is {limits.max_tokens}"
-            )
-        return texts, [[sentence] for sentence in sentences]
-    least = sum(map(minimum_tokens, texts))
+        return _prepared_tokens(request.tokens, limits)
+    for index, text in enumerate(items):
+        where = name if name == "text" else f"{name}[{index}]"
+        if not text.strip():
+            raise HTTPException(422, f"{where} is empty or whitespace only")
+        _check_characters(text, where, limits)
+    least = sum(map(minimum_tokens, items))
     if least > limits.max_tokens:
         raise HTTPException(
             413, f"the request has at least {least} tokens; the limit is {limits.max_tokens}"
         )
-    documents, tokens = [], 0
-    for index, text in enumerate(texts):
-        document = tokenize_sentences(text, request.tokenizer)
-        tokens += sum(map(len, document))
-        if tokens > limits.max_tokens:
-            where = name if name == "text" else f"{name}[{index}]"
-            raise HTTPException(
-                413,
-                f"the request has {tokens} tokens up to {where}; the limit is {limits.max_tokens}",
-            )
-        documents.append(document)
-    return texts, documents
+    try:
+        return tagger.prepare(items, tokenizer=request.tokenizer, max_tokens=limits.max_tokens)
+    except TooManyTokens as error:
+        where = name if name == "text" else f"{name}[{error.index}]"
+        raise HTTPException(
+            413,
+            f"the request has {error.tokens} tokens up to {where}; the limit is {error.limit}",
+        ) from None
+
+
+def _check_characters(text: str, where: str, limits: Limits) -> None:
+    if len(text) > limits.max_text_chars:
+        raise HTTPException(
+            413, f"{where} has {len(text)} characters; the limit is {limits.max_text_chars}"
+        )
+
+
+def _prepared_tokens(sentences: list[list[str]], limits: Limits) -> list[PreparedText]:
+    """Pre-tokenized sentences as the tagger's `predict_tokens` prepares them; 422 for an empty
+    sentence or token, 413 past the limits."""
+    try:
+        prepared = prepared_tokens(sentences)
+    except ValueError as error:
+        raise HTTPException(422, f"tokens: {error}") from None
+    for index, text in enumerate(prepared):
+        if not text.sentences:
+            raise HTTPException(422, f"tokens[{index}] is an empty sentence")
+        _check_characters(text.text, f"tokens[{index}]", limits)
+    tokens = sum(len(text.sentences[0]) for text in prepared)
+    if tokens > limits.max_tokens:
+        raise HTTPException(
+            413, f"the request has {tokens} tokens; the limit is {limits.max_tokens}"
+        )
+    return prepared
 
 
 # A body up to this size is tokenized on the event loop: handing it to a thread costs more.
@@ -459,11 +465,11 @@ def create_app(
         with batcher.arriving():  # a free model waits for this request to join its batch
             parsed = parse_request(body)
             if len(body) <= INLINE_BODY_BYTES:  # tokenized in a fraction of a millisecond
-                texts, documents = prepare(parsed, limits)
+                texts = prepare(tagger, parsed, limits)
             else:  # a thread, so that the event loop serves other requests meanwhile
-                texts, documents = await run_in_threadpool(prepare, parsed, limits)
+                texts = await run_in_threadpool(prepare, tagger, parsed, limits)
             try:
-                future = batcher.submit(texts, documents)
+                future = batcher.submit(texts)
             except Overloaded as error:
                 raise HTTPException(503, f"the server is busy ({error}); retry later") from None
         results = await tagged(request, future, limits.timeout)

@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ner.common.memory import release_free_memory
-from ner.data.tokenize import Token
+from ner.model.inputs import PreparedText
 from ner.model.tagger import Tagger, TaggingStopped
 
 logger = logging.getLogger(__name__)
@@ -66,8 +66,7 @@ class RequestFuture(Future):
 class _Request:
     """One caller's texts, each split into sentences of tokens, and where its results go."""
 
-    texts: list[str]
-    sentences: list[list[list[Token]]]
+    texts: list[PreparedText]
     tokens: int
     result: RequestFuture = field(default_factory=RequestFuture)
 
@@ -139,16 +138,12 @@ class MicroBatcher:
                 if not self._arriving:
                     self._changed.notify()
 
-    def submit(
-        self, texts: list[str], sentences: Sequence[Sequence[Sequence[Token]]]
-    ) -> RequestFuture:
-        """Queue texts (each split into sentences of tokens, offsets into the text); the future
-        resolves to one `TaggedText` per text. Cancel the future to drop a request not yet
-        started, or to stop one being tagged (`RequestFuture`)."""
+    def submit(self, texts: Sequence[PreparedText]) -> RequestFuture:
+        """Queue texts split into sentences of tokens (`ner.model.tagger.Tagger.prepare`); the
+        future resolves to one `TaggedText` per text. Cancel the future to drop a request not
+        yet started, or to stop one being tagged (`RequestFuture`)."""
         request = _Request(
-            list(texts),
-            [[list(sentence) for sentence in document] for document in sentences],
-            sum(len(sentence) for document in sentences for sentence in document),
+            list(texts), sum(len(sentence) for text in texts for sentence in text.sentences)
         )
         with self._changed:
             if self._closed:
@@ -182,7 +177,7 @@ class MicroBatcher:
         Unlike `ner.common.batching`, this budget runs over a stream in arrival order: requests
         are not all in hand and are never reordered (the first waiter goes first), and the
         tokens counted are the requests' real ones. The tagger sorts the sentences of the
-        batch by length itself (`Tagger.tag_tokenized`)."""
+        batch by length itself (`Tagger.predict`)."""
         batch = [self._waiting.popleft()]
         tokens = batch[0].tokens
         now = time.monotonic()
@@ -243,10 +238,9 @@ class MicroBatcher:
         others of its batch still get their answers. A batch whose requests are all abandoned
         stops before its next forward pass, each request failing with `TaggingStopped`."""
         try:
-            results = self.tagger.tag_tokenized(
+            results = self.tagger.predict(
                 [text for r in requests for text in r.texts],
-                [document for r in requests for document in r.sentences],
-                self.batch_size,
+                batch_size=self.batch_size,
                 stop=lambda: all(r.result.abandoned for r in requests),
             )
         except TaggingStopped as stopped:

@@ -16,7 +16,7 @@ from ner.common.batching import length_batches
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import tags_to_spans
 from ner.metrics import span_scores, token_scores
-from ner.model.evaluation import evaluate_tagger, write_predictions
+from ner.model.evaluation import write_predictions
 from ner.model.tagger import Tagger
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, Split, convert_split
@@ -96,7 +96,7 @@ def score_split(
     seqeval's default and strict scores, per type, or token accuracy), plus speed figures; the
     predictions go to `predictions_file` as ``token gold pred`` lines. The scores of
     results.json and of ``ner-evaluate``."""
-    result = evaluate_tagger(tagger, split.tokens, split.tags, scheme=scheme, batch_size=batch_size)
+    result = tagger.evaluate(split.tokens, split.tags, scheme=scheme, batch_size=batch_size)
     for warning in result.warnings:
         logger.warning("%s: %s", split.name, warning)
     write_predictions(predictions_file, split.tokens, split.tags, result.predicted)

@@ -20,7 +20,8 @@ from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.pretrained import load_pretrained_words
 from ner.model.archive import MANIFEST, load_archive
-from ner.model.tagger import Tagger, pretrained_words_of
+from ner.model.saving import pretrained_words_of
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder
 from ner.training.evaluation import score_split
 from ner.training.setup import bilm_files, load_splits

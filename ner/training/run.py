@@ -31,7 +31,8 @@ from ner.common.threads import cpu_threads, pick_device
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import PretrainedWords, load_pretrained_words
 from ner.features.elmo import ElmoFeatures
-from ner.model.tagger import Tagger, save_tagger
+from ner.model.saving import save_tagger
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
 from ner.training.config import TrainConfig, validate

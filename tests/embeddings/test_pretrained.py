@@ -20,7 +20,8 @@ from ner.embeddings.pretrained import (
     rebuild_extension,
     split_table,
 )
-from ner.model.tagger import Tagger, save_tagger
+from ner.model.saving import save_tagger
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder, tag_list
 from ner.tagger.model import TaggerModel
 

@@ -8,7 +8,8 @@ import torch
 
 from ner.embeddings.glove import VectorTable, load_glove_table
 from ner.embeddings.pretrained import split_table
-from ner.model.tagger import Tagger, save_tagger
+from ner.model.saving import save_tagger
+from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder, collate, tag_list
 from ner.tagger.model import WORD_TUNINGS, TaggerModel
 

@@ -39,17 +39,19 @@ def test_float16_weights_tag_as_the_float32_model(tmp_path: Path) -> None:
         tagger = train_tagger()
         tagger.save(tmp_path / "full")
         tagger.save(tmp_path / "compact", compact=True)
-        full = Tagger.load(tmp_path / "full").tag_sentences(SENTENCES)
-        compact = Tagger.load(tmp_path / "compact").tag_sentences(SENTENCES)
+        full = Tagger.load(tmp_path / "full").predict_tokens(SENTENCES)
+        compact = Tagger.load(tmp_path / "compact").predict_tokens(SENTENCES)
     manifest = json.loads((tmp_path / "compact" / MANIFEST).read_text())
     assert manifest["weights_dtype"] == "float16"
     stored = load_file(tmp_path / "compact" / "weights.safetensors")
     assert {t.dtype for t in stored.values() if t.is_floating_point()} == {torch.float16}
     assert [s.tags for s in compact] == [s.tags for s in full]
     for a, b in zip(compact, full, strict=True):
-        assert [span[:3] for span in a.spans] == [span[:3] for span in b.spans]
-        for x, y in zip(a.spans, b.spans, strict=True):
-            assert x[3] == pytest.approx(y[3], abs=0.02)
+        assert [(e.type, e.start, e.end) for e in a.entities] == [
+            (e.type, e.start, e.end) for e in b.entities
+        ]
+        for x, y in zip(a.entities, b.entities, strict=True):
+            assert x.confidence == pytest.approx(y.confidence, abs=0.02)
     size = sum(p.stat().st_size for p in (tmp_path / "compact").rglob("*.safetensors"))
     assert size < 0.6 * (tmp_path / "full" / "weights.safetensors").stat().st_size
 
@@ -75,8 +77,8 @@ def test_the_shipped_bilm_is_referenced_not_copied(tmp_path: Path) -> None:
         tagger = shipped_bilm_tagger()
         tagger.save(tmp_path / "compact", compact=True)
         loaded = Tagger.load(tmp_path / "compact")
-        assert [s.tags for s in loaded.tag_sentences(SENTENCES[:2])] == [
-            s.tags for s in tagger.tag_sentences(SENTENCES[:2])
+        assert [s.tags for s in loaded.predict_tokens(SENTENCES[:2])] == [
+            s.tags for s in tagger.predict_tokens(SENTENCES[:2])
         ]
     manifest = json.loads((tmp_path / "compact" / MANIFEST).read_text())
     assert manifest["bilm"]["weights"]["package"] == "elmo-small-news/weights.hdf5"

@@ -21,6 +21,7 @@ import ner.model.tagger as tagger_module
 from ner.bilm.bilm import BiLM
 from ner.bilm.char_ids import batch_to_ids
 from ner.bilm.options import BiLMOptions
+from ner.common.errors import InputError
 from ner.data.tag_schemes import tags_to_spans
 from ner.model.archive import (
     FORMAT_VERSION,
@@ -132,7 +133,7 @@ def test_tagging_runs_without_cyclic_collections(tagger: Tagger, monkeypatch) ->
     )
     tagger.predict("Anna likes Rome.")
     tagger.predict_tokens([["Anna", "likes", "Rome"]])
-    tagger.tag_sentences([["Anna"]])
+    tagger.predict_tokens([["Anna"]], tag_scheme="iob2")
     assert seen == [False, False, False] and gc.isenabled()
 
 
@@ -366,8 +367,10 @@ def test_bad_arguments(tagger: Tagger) -> None:
         tagger.predict("Rome", batch_size=0)
     with pytest.raises(ValueError, match="max_length"):
         Tagger.load(saved_model(), max_length=0)
-    with pytest.raises(ValueError, match="sentence 1 has no tokens"):
-        tagger.tag_sentences([["Rome"], []])
+    with pytest.raises(ValueError, match="tag_scheme must be one of iob1, iob2, bioes"):
+        tagger.predict_tokens([["Rome"]], tag_scheme="bilou")
+    with pytest.raises(InputError, match="tag_scheme must be one of iob1, iob2, bioes"):
+        tagger.predict("Rome", tag_scheme="bilou")
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
         Tagger.load(saved_model(), precision="float16")
     with pytest.raises(ValueError, match="tag_scheme must be one of iob1, iob2, bioes"):

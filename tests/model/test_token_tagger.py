@@ -10,7 +10,8 @@ import torch
 from fastapi.testclient import TestClient
 
 from ner.cli.predict import main as predict_main
-from ner.model.tagger import Tagger, save_tagger
+from ner.model.saving import save_tagger
+from ner.model.tagger import Tagger
 from ner.serving.app import create_app
 from ner.tagger.dataset import Encoder, collate
 from ner.tagger.model import TaggerModel

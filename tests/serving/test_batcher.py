@@ -9,7 +9,7 @@ import pytest
 from tiny_tagger import one_thread, saved_model
 
 from ner.common.memory import release_free_memory
-from ner.data.tokenize import tokenize_sentences
+from ner.model.inputs import PreparedText, prepared_texts
 from ner.model.tagger import Tagger, TaggingStopped
 from ner.serving.batcher import MicroBatcher
 
@@ -22,7 +22,7 @@ def tagger() -> Tagger:
 
 
 def submit(batcher: MicroBatcher, texts: list[str]):
-    return batcher.submit(texts, [tokenize_sentences(text) for text in texts])
+    return batcher.submit(prepared_texts(texts, "news"))
 
 
 def run_clients(client, count: int) -> None:
@@ -107,7 +107,7 @@ def test_a_failing_request_fails_alone(tagger: Tagger, caplog) -> None:
         expected = [r.to_json() for r in tagger.predict(TEXTS)]
         batcher = MicroBatcher(tagger, max_wait=1.0)  # all twelve arrive within the wait
         futures = [submit(batcher, [TEXTS[n % 4]]) for n in range(6)]
-        bad = batcher.submit(["Rome"], [[[]]])
+        bad = batcher.submit([PreparedText("Rome", [[]])])
         futures += [submit(batcher, [TEXTS[n % 4]]) for n in range(6, 11)]
         answers = [future.result(timeout=120) for future in futures]
         with pytest.raises(ValueError, match="has no tokens"):
