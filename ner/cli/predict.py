@@ -26,7 +26,7 @@ from ner.corpus.run import CorpusRun, tag_corpus
 from ner.corpus.workers import TagOptions
 from ner.data.tag_input import read_lines
 from ner.data.tokenize import TOKENIZERS
-from ner.model.tag_files import INPUT_FORMATS, OUTPUT_FORMATS
+from ner.model.tag_files import INPUT_FORMATS, OUTPUT_FORMATS, KeptResults
 
 LOAD_OPTIONS = ("device", "allow_download", "max_length", "tag_scheme", "tokenizer", "precision")
 
@@ -166,11 +166,13 @@ def run(args: argparse.Namespace) -> int:
             else open_decompressed(files.enter_context(open_input(args.input)), args.input)
         )
         out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
-        records = io.StringIO() if args.format == "html" else out  # html: jsonl first, then a page
+        # html: the page of the results, after the jsonl records, which are left unwritten
+        records = io.StringIO() if args.format == "html" else out
+        kept = KeptResults()
         lines = read_lines(source, args.encoding)
         name = "standard input" if args.input == "-" else args.input
         evaluation, skipped = tag_options(args).tag(
-            tagger, lines, records, lambda message: _warn(f"{name}: {message}")
+            tagger, lines, records, lambda message: _warn(f"{name}: {message}"), kept
         )
         if evaluation is not None:
             print(f"ner-predict: {evaluation.summary()}", file=sys.stderr)
@@ -178,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
                 write_json(args.scores, evaluation.record(), indent=2)
         if args.format == "html":
             title = "standard input" if args.input == "-" else Path(args.input).name
-            out.write(tagger_page(tagger, records.getvalue(), title))
+            out.write(tagger_page(tagger, kept.results, title))
     unit = "sentences" if args.input_format == "conll" else "lines"
     print(
         f"ner-predict: model loaded in {loaded - started:.2f} s, input tagged in "

@@ -318,6 +318,9 @@ class _Metadata(_Schema):
     corpus_scheme: Literal[(*SCHEMES, TOKENS)] | None = Field(  # type: ignore[valid-type]
         None, description=f"one of {', '.join((*SCHEMES, TOKENS))} (or null)"
     )
+    scores: dict[Literal["dev", "test"], dict[str, float]] | None = Field(
+        None, description="the training run's dev and test scores: objects of numbers (or null)"
+    )
 
 
 class _RebuiltEntry(_Schema):

@@ -3,7 +3,8 @@ anything is built from one (`check_sizes`, `check_vocabularies`) and the model r
 parts (`restored_model`), for `ner.model.tagger.Tagger.load` and a training checkpoint.
 
 A compact folder leaves its pretrained words out; they are rebuilt on load from the pinned table
-they came from (`pretrained_words_of`).
+they came from (`pretrained_words_of`). The folder's metadata also keeps the training run's dev
+and test scores when the run gives them, so a server needs nothing outside the folder.
 """
 
 import re
@@ -44,6 +45,7 @@ def save_tagger(
     config: dict[str, Any] | None = None,
     compact: bool = False,
     pretrained_source: str | None = None,
+    scores: dict[str, Any] | None = None,
     **options: Any,
 ) -> Path:
     """Write a trained tagger as the model directory `Tagger.load` reads: the weights, the
@@ -57,7 +59,8 @@ def save_tagger(
     compact: write a compact folder instead: float16 weights, a shipped biLM by reference, and
     pretrained words left out, to be rebuilt on load from `pretrained_source`, the named table
     they came from (e.g. ``glove.6B.50d``; checked here first: the rebuilt words must be exactly
-    the stored ones)."""
+    the stored ones). scores: the training run's, kept in the folder's metadata (``dev`` and
+    ``test``, each seqeval's or token scores) for whoever serves or reports the model."""
     vocabularies = {"encoder": encoder.to_json()}
     rebuilt = {}
     if compact:
@@ -73,7 +76,11 @@ def save_tagger(
         vocabularies=vocabularies,
         bilm=bilm,
         config=portable_config(config, Path(directory).resolve().parent),
-        metadata={"corpus_scheme": corpus_scheme, "encoder": "ner.tagger.dataset.Encoder"},
+        metadata={
+            "corpus_scheme": corpus_scheme,
+            "encoder": "ner.tagger.dataset.Encoder",
+            **({"scores": scores} if scores else {}),
+        },
         rebuilt=rebuilt,
         **options,
     )

@@ -8,7 +8,8 @@ blocks (`ner.data.tag_input.read_conll`). Output formats: ``jsonl``, one object 
 (per sentence for CoNLL input) with the text, its tokens and entities, all with character offsets
 into that line, plus each entity's token span and confidence; ``conll``, ``token<TAB>tag`` lines
 (for CoNLL input: the input line plus a predicted-tag column, conlleval's layout). The ``html``
-page is built from the jsonl records (`ner.serving.html.tagger_page`), so ``html`` writes them.
+page is built from the results themselves (`KeptResults`, `ner.serving.html.tagger_page`), each
+as the same `TaggedText.to_json` object as a jsonl line.
 
 A line that could not be read gets an ``{"line": n, "error": ...}`` record (jsonl) and is handed
 to `warn`; the rest is tagged.
@@ -16,7 +17,7 @@ to `warn`; the rest is tagged.
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO
 
 from ner.data.labels import TOKENS
@@ -45,6 +46,17 @@ class TagCounts:
     def add(self, result: TaggedText) -> None:
         self.tokens += len(result.tokens)
         self.entities += len(result.entities)
+
+
+@dataclass
+class KeptResults(TagCounts):
+    """`TagCounts` that also keeps the results, in input order (the html page's)."""
+
+    results: list[TaggedText] = field(default_factory=list)
+
+    def add(self, result: TaggedText) -> None:
+        super().add(result)
+        self.results.append(result)
 
 
 def _records(output_format: str) -> bool:

@@ -125,6 +125,8 @@ class Tagger:
             self._continues = continuation_mask(model.tags)  # (K, K)
         self._token_vectors: dict[str, torch.Tensor] = {}  # the biLM char-CNN's, per token string
         self.config: dict[str, Any] = {}  # the training run's configuration, when loaded
+        # the training run's dev and test scores, from the folder it was loaded from
+        self.scores: dict[str, Any] | None = None
 
     def use_tag_scheme(self, scheme: str | None) -> None:
         """Write the output tags in `scheme` from now on (``iob1``, ``iob2`` or ``bioes``); None:
@@ -180,6 +182,7 @@ class Tagger:
             **options,
         )
         tagger.config = archive.config
+        tagger.scores = metadata.get("scores")
         # The parsed vocabulary files (400k GloVe words as Python strings) are freed now; hand
         # the heap space they took back, or it stays in the process for good.
         del archive, words, vectors
@@ -210,7 +213,8 @@ class Tagger:
         self, directory: str | Path, *, config: dict[str, Any] | None = None, **options: Any
     ) -> Path:
         """Write this tagger as a self-contained model directory (see
-        `ner.model.saving.save_tagger`)."""
+        `ner.model.saving.save_tagger`), with the scores it was loaded with."""
+        options.setdefault("scores", self.scores)
         return save_tagger(
             directory,
             self.model,

@@ -65,11 +65,16 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def run_scores(model_dir: Path, score: str = "f1") -> tuple[float | None, float | None]:
-    """Dev and test F1 (or another `score`, e.g. accuracy) of the training run that saved
-    `model_dir` (its results.json), if any."""
+def run_scores(
+    tagger: Tagger, model_dir: Path, score: str = "f1"
+) -> tuple[float | None, float | None]:
+    """Dev and test F1 (or another `score`, e.g. accuracy) of the training run that saved the
+    model: from the folder's own metadata (`Tagger.scores`, written at save time), or for a
+    folder saved before it kept them, from the run's results.json beside it; None without."""
     try:
-        results = json.loads((model_dir.parent / "results.json").read_text(encoding="utf-8"))
+        results = tagger.scores or json.loads(
+            (model_dir.parent / "results.json").read_text(encoding="utf-8")
+        )
         return float(results["dev"][score]), float(results["test"][score])
     except (OSError, ValueError, KeyError, TypeError):
         return None, None
@@ -103,10 +108,12 @@ def model_info(tagger: Tagger, model_dir: Path, limits: Limits) -> InfoOut:
             projection_dim=options.projection_dim,
             state=tagger.bilm.state,
         )
-    dev, test = run_scores(model_dir)
+    dev, test = run_scores(tagger, model_dir)
     tags = list(tagger.model.tags)
     per_token = tagger.labels == "tokens"
-    dev_accuracy, test_accuracy = run_scores(model_dir, "accuracy") if per_token else (None, None)
+    dev_accuracy, test_accuracy = (
+        run_scores(tagger, model_dir, "accuracy") if per_token else (None, None)
+    )
     return InfoOut(
         model=model_name(model_dir),
         labels=tags if per_token else sorted({split_tag(tag)[1] for tag in tags if tag != "O"}),
@@ -360,41 +367,12 @@ async def tagged(request: Request, future: Future, timeout: float) -> list[Tagge
     raise HTTPException(503, f"the request was not tagged within {timeout:g} s; retry later")
 
 
-def document_json(result: TaggedText, include_tokens: bool) -> dict[str, Any]:
-    """A `TaggedText` as the API's document (`DocumentOut`, its fields in that order)."""
-    entities = [
-        {
-            "type": e.type,
-            "start": e.start,
-            "end": e.end,
-            "text": e.text,
-            "confidence": round(e.confidence, 6),
-            "token_start": e.token_start,
-            "token_end": e.token_end,
-        }
-        for e in result.entities
-    ]
-    tokens = None
-    if include_tokens or result.confidences is not None:  # per-token labels: always
-        confidences = result.confidences or [None] * len(result.tokens)
-        tokens = [
-            {
-                "text": token.text,
-                "start": token.start,
-                "end": token.end,
-                "tag": tag,
-                "confidence": None if confidence is None else round(confidence, 6),
-            }
-            for token, tag, confidence in zip(result.tokens, result.tags, confidences, strict=True)
-        ]
-    return {"text": result.text, "entities": entities, "tokens": tokens}
-
-
-def predict_response(results: list[TaggedText], include_tokens: bool) -> Response:
-    """The /predict answer (`PredictResponse`), serialized here rather than validated again
-    against the response model: the documents are built from the tagger's results, so they
-    match it, and checking them cost more than tagging a short text."""
-    documents = [document_json(result, include_tokens) for result in results]
+def predict_response(results: list[TaggedText]) -> Response:
+    """The /predict answer (`PredictResponse`): each document is the result's one JSON shape
+    (`TaggedText.to_json`), serialized here rather than validated again against the response
+    model: built from the tagger's results, they match it, and checking them cost more than
+    tagging a short text."""
+    documents = [result.to_json() for result in results]
     body = json.dumps(
         {"documents": documents}, ensure_ascii=False, allow_nan=False, separators=(",", ":")
     )
@@ -475,7 +453,7 @@ def create_app(
         results = await tagged(request, future, limits.timeout)
         if results is None:  # nobody to answer
             return Response(status_code=CLIENT_GONE)  # type: ignore[return-value]
-        return predict_response(results, parsed.include_tokens)  # type: ignore[return-value]
+        return predict_response(results)  # type: ignore[return-value]
 
     @app.get("/health", response_model=HealthOut)
     async def health() -> HealthOut:

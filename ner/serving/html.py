@@ -11,6 +11,7 @@ from typing import Any
 
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import split_tag
+from ner.model.results import TaggedText
 from ner.model.tagger import Tagger
 
 PAGE = Path(__file__).with_name("page")
@@ -47,18 +48,11 @@ def _script_json(value: Any) -> str:
 def html_document(
     records: Iterable[dict[str, Any]], labels: list[str], title: str, kind: str = "spans"
 ) -> str:
-    """The HTML page of `records` (`TaggedText.to_json` objects: text and entities, character
-    offsets); `labels`: the entity types, in legend order; `kind` ``tokens``: per-token labels,
-    read from the records' tokens (``tag``, ``confidence``) and shown under each token."""
-    data = {
-        "kind": kind,
-        "labels": labels,
-        "records": [
-            {"text": r["text"], "entities": r["entities"]}
-            | ({"tokens": r["tokens"]} if kind == "tokens" else {})
-            for r in records
-        ],
-    }
+    """The HTML page of `records` (`TaggedText.to_json` objects, embedded as they are: text and
+    entities with character offsets); `labels`: the entity types, in legend order; `kind`
+    ``tokens``: per-token labels, read from the records' tokens (``tag``, ``confidence``) and
+    shown under each token."""
+    data = {"kind": kind, "labels": labels, "records": list(records)}
     style = (PAGE / "style.css").read_text(encoding="utf-8")
     script = (PAGE / "render.js").read_text(encoding="utf-8")
     return f"""<!doctype html>
@@ -82,13 +76,11 @@ def html_document(
 """
 
 
-def tagger_page(tagger: Tagger, jsonl: str, source: str) -> str:
-    """The page of a tagger's jsonl records (`ner.model.tag_files`); error records are left out
-    (their lines were reported). `source`: what was tagged, for the title."""
-    # Split at "\n" only: JSON escapes it in strings, but not U+2028, U+0085 and the other
-    # characters that `str.splitlines` also breaks at.
-    records = [json.loads(line) for line in jsonl.split("\n") if line]
-    kept = [r for r in records if "error" not in r]
+def tagger_page(tagger: Tagger, results: Iterable[TaggedText], source: str) -> str:
+    """The page of a tagger's results, each as its one JSON shape (`TaggedText.to_json`, the
+    object of a jsonl line and of a /predict document). `source`: what was tagged, for the
+    title."""
+    kept = [result.to_json() for result in results]
     if tagger.labels == TOKENS:
         return html_document(kept, list(tagger.model.tags), f"Labels of {source}", "tokens")
     labels = sorted({split_tag(tag)[1] for tag in tagger.model.tags if tag != "O"})

@@ -40,28 +40,31 @@ class PredictRequest(BaseModel):
         description="how raw text is tokenized: news (CoNLL/Reuters style) or social "
         "(keeps @mentions, #hashtags, URLs, e-mail addresses and emoticons whole)",
     )
-    include_tokens: StrictBool = Field(False, description="also return every token and its tag")
+    include_tokens: StrictBool = Field(
+        False,
+        description="accepted for older clients and ignored: every document has its tokens",
+    )
 
 
 class EntityOut(BaseModel):
     """An entity: ``text == document_text[start:end]`` (Unicode code points)."""
 
+    text: str
     type: str
     start: int
     end: int
-    text: str
-    confidence: float = Field(description="CRF probability of exactly this span and type")
     token_start: int
     token_end: int = Field(description="exclusive")
+    confidence: float = Field(description="CRF probability of exactly this span and type")
 
 
 class TokenOut(BaseModel):
-    """A token, its character span and its tag (for per-token labels with its probability)."""
+    """A token and its character span; for per-token labels also its label and probability."""
 
     text: str
     start: int
     end: int
-    tag: str
+    tag: str | None = Field(None, description="per-token labels only: the token's label")
     confidence: float | None = Field(
         None,
         description="per-token labels only: P(this label | text), the CRF marginal or the "
@@ -69,12 +72,23 @@ class TokenOut(BaseModel):
     )
 
 
+class SentenceOut(BaseModel):
+    """A sentence's character span in the document's text."""
+
+    start: int
+    end: int
+
+
 class DocumentOut(BaseModel):
-    """One input text (for `tokens` input: the sentence's tokens joined by spaces)."""
+    """One input text, as `ner.model.results.TaggedText.to_json` writes it, the same object as a
+    line of ``ner-predict --format jsonl`` (for `tokens` input the text is the sentence's tokens
+    joined by spaces)."""
 
     text: str
+    tokens: list[TokenOut]
+    tags: list[str] = Field(description="one tag per token, in the scheme of /info tag_scheme")
+    sentences: list[SentenceOut]
     entities: list[EntityOut]
-    tokens: list[TokenOut] | None = None
 
 
 class PredictResponse(BaseModel):
@@ -115,8 +129,10 @@ class InfoOut(BaseModel):
     model_tag_scheme: str
     tokenizers: list[str]
     bilm: BiLMInfo | None
-    dev_f1: float | None = Field(description="the training run's dev F1 (results.json)")
-    test_f1: float | None = Field(description="the training run's test F1 (results.json)")
+    dev_f1: float | None = Field(description="the training run's dev F1 (kept in the model folder)")
+    test_f1: float | None = Field(
+        description="the training run's test F1 (kept in the model folder)"
+    )
     dev_accuracy: float | None = Field(None, description="per-token labels: dev accuracy")
     test_accuracy: float | None = Field(None, description="per-token labels: test accuracy")
     archive_sha256: str = Field(description="sha256 of archive.json, which pins every file")

@@ -93,10 +93,20 @@ def data_sizes(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> 
     }
 
 
+# The scores a model folder keeps of its run's dev and test results (`save_tagger`).
+FOLDER_SCORES = ("precision", "recall", "f1", "accuracy")
+
+
 def save_model(
-    run_dir: Path, model: TaggerModel, encoder: Encoder, cfg: DictConfig, corpus_scheme: str
+    run_dir: Path,
+    model: TaggerModel,
+    encoder: Encoder,
+    cfg: DictConfig,
+    corpus_scheme: str,
+    scores: dict[str, dict[str, Any]],
 ) -> None:
-    """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load."""
+    """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load,
+    with the best epoch's dev and test `FOLDER_SCORES` (`scores`: the run's, per split)."""
     save_tagger(
         run_dir / "model",
         model,
@@ -104,6 +114,10 @@ def save_model(
         bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None),
         corpus_scheme=corpus_scheme,
         config=OmegaConf.to_container(cfg, resolve=True),
+        scores={
+            split: {k: v for k, v in found.items() if k in FOLDER_SCORES}
+            for split, found in scores.items()
+        },
     )
 
 
@@ -479,7 +493,8 @@ def fit_and_evaluate(
         "elmo_features": features_at - prepared_at,
         "final_eval": time.perf_counter() - evaluated_at,
     }
-    results = run_results(cfg, prepared, state, {"dev": dev, "test": test}, model, times, commit)
+    scores = {"dev": dev, "test": test}
+    results = run_results(cfg, prepared, state, scores, model, times, commit)
     log_best(results, run_dir)
-    save_model(run_dir, model, prepared.encoder, cfg, prepared.corpus.scheme)
+    save_model(run_dir, model, prepared.encoder, cfg, prepared.corpus.scheme, scores)
     return results

@@ -50,7 +50,9 @@ def test_predict_text(server: Server) -> None:
     status, answer = server.request("POST", "/predict", {"text": TEXT})
     assert status == 200
     (document,) = answer["documents"]
-    assert document["text"] == TEXT and document["tokens"] is None
+    assert document["text"] == TEXT
+    assert [t["text"] for t in document["tokens"]][:3] == ["Peter", "Smith", "lives"]
+    assert document["sentences"] == [{"start": 0, "end": 26}, {"start": 27, "end": 47}]
     found = [(e["type"], e["start"], e["end"], e["text"]) for e in document["entities"]]
     assert found == [
         ("PER", 0, 11, "Peter Smith"),
@@ -63,17 +65,16 @@ def test_predict_text(server: Server) -> None:
 
 def test_predict_matches_the_tagger(server: Server) -> None:
     texts = [TEXT, "“Mary” flew from Berlin to Paris on Monday, didn't she?", "nothing here"]
-    status, answer = server.request("POST", "/predict", {"texts": texts, "include_tokens": True})
+    status, answer = server.request("POST", "/predict", {"texts": texts})
     assert status == 200
     with one_thread():
         expected = Tagger.load(server.model).predict(texts)
     for document, result in zip(answer["documents"], expected, strict=True):
         record = result.to_json()
-        assert document["text"] == result.text
-        assert [t["tag"] for t in document["tokens"]] == result.tags
-        assert [{k: t[k] for k in ("text", "start", "end")} for t in document["tokens"]] == (
-            record["tokens"]
-        )
+        assert list(document) == list(record)  # the one shape, keys in the same order
+        assert {k: document[k] for k in ("text", "tokens", "tags", "sentences")} == {
+            k: record[k] for k in ("text", "tokens", "tags", "sentences")
+        }
         assert len(document["entities"]) == len(record["entities"])
         for got, want in zip(document["entities"], record["entities"], strict=True):
             assert got == pytest.approx(want, abs=1e-5)

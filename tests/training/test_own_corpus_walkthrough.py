@@ -90,3 +90,9 @@ def test_the_walkthrough_trains_on_one_file(tmp_path):
     assert isinstance(results["warnings"], list)
     assert results["dev"]["predicted_entities"] >= 0 and results["dev"]["support"] > 0
     assert (run_dir / "model").is_dir()
+    # the model folder keeps the run's scores, for a server that sees only the folder
+    kept = json.loads((run_dir / "model" / "archive.json").read_text())["metadata"]["scores"]
+    assert kept == {
+        split: {k: results[split][k] for k in ("precision", "recall", "f1")}
+        for split in ("dev", "test")
+    }

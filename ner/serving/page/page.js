@@ -36,7 +36,6 @@ async function tag(event) {
   const body = {
     text: document.getElementById("text").value,
     tokenizer: document.getElementById("tokenizer").value || "news",
-    include_tokens: true,
   };
   const response = await fetch("predict", {
     method: "POST",
@@ -53,7 +52,7 @@ async function tag(event) {
   const render = perToken ? nerRenderTokens : nerRenderText;
   result.replaceChildren(...answer.documents.map((doc) => render(doc, colours)));
   const count = answer.documents.reduce(
-    (n, doc) => n + (perToken ? (doc.tokens || []).length : doc.entities.length), 0
+    (n, doc) => n + (perToken ? doc.tokens.length : doc.entities.length), 0
   );
   const ms = Math.round(performance.now() - started);
   const unit = perToken ? "tokens" : "entities";
