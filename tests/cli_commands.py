@@ -26,7 +26,6 @@ ARGPARSE: dict[str, Callable[[], argparse.ArgumentParser]] = {
 HYDRA = {"ner-train": "train", "ner-pretrain": "pretrain"}
 # `python -m` spellings of the commands.
 MODULES = {f"ner.cli.{name.removeprefix('ner-')}": name for name in [*ARGPARSE, *HYDRA]}
-MODULES["ner.data"] = "ner-data"
 
 
 def console_scripts() -> dict[str, str]:

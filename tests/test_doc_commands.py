@@ -224,7 +224,7 @@ def test_the_extractor_reads_pipes_redirections_continuations_and_error_examples
         "in.txt",
         "out.jsonl",
     )
-    [env] = shell_commands("p", 1, "NER_X=a .venv/bin/python -m ner.data list  # names")
+    [env] = shell_commands("p", 1, "NER_X=a .venv/bin/python -m ner.cli.data list  # names")
     assert (env.program, env.args) == ("ner-data", ["list"])
     assert shell_commands("p", 1, "bash scripts/setup.sh && ner-train seed=2")[0].args == ["seed=2"]
     assert Command("p", 1, "", "ner-report", ["DIR...", "[--out", "DIR]"]).synopsis

@@ -156,7 +156,7 @@ def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
     assert shipped and Path(shipped[0]).is_file() and "site-packages" in shipped[0]
     assert "ner-pretrain" in run(installed, "ner-pretrain", "--help").stdout
     assert "conll2003" in run(installed, "ner-data", "list").stdout
-    assert "conll2003" in run(installed, "python", "-m", "ner.data", "list").stdout
+    assert "conll2003" in run(installed, "python", "-m", "ner.cli.data", "list").stdout
     shipped_taggers = run(installed, "ner-models", "list").stdout  # package data of the wheel
     assert "conll2003" in shipped_taggers and "conll2000" in shipped_taggers
     # The configs come from the wheel (ner/conf); a user's own config folder joins them.

@@ -1,5 +1,5 @@
-"""``ner-data`` (also ``python -m ner.data``): prepare corpora (download, check, cache) and report
-their sizes.
+"""``ner-data`` (also ``python -m ner.cli.data``): prepare corpora (download, check, cache) and
+report their sizes.
 
 ner-data prepare conll2003 conll2000 --glove
 ner-data prepare path/to/folder --columns tokens pos chunk tags --tag-scheme bioes
