@@ -19,7 +19,7 @@ A *compact* folder (``ner-models export``, the shipped taggers) stores its float
 in float16 (``weights_dtype``; they are widened to float32 on load), refers to a biLM shipped in
 this package by its place in ``ner/pretrained/`` (``package``, with sha256 and size) instead of
 copying it, and may leave out tensors that the loader rebuilds from a pinned public source (the
-manifest's ``rebuilt`` list; see `ner.model.tagger` for the pretrained word vectors).
+manifest's ``rebuilt`` list; see `ner.model.saving` for the pretrained word vectors).
 
 Loading needs neither Hydra nor the training data. The directory is written under a temporary
 name and renamed into place, so a crash never leaves a half-written model that looks complete.
