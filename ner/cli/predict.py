@@ -166,8 +166,7 @@ def run(args: argparse.Namespace) -> int:
             else open_decompressed(files.enter_context(open_input(args.input)), args.input)
         )
         out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
-        # html: the page of the results, after the jsonl records, which are left unwritten
-        records = io.StringIO() if args.format == "html" else out
+        records = io.StringIO() if args.format == "html" else out  # html: a page of `kept`
         kept = KeptResults()
         lines = read_lines(source, args.encoding)
         name = "standard input" if args.input == "-" else args.input
