@@ -1,8 +1,9 @@
 """Shared test set-up: the tiny ELMo fixture, the optional corpus mirror (``NER_MIRROR``) for the
-tests marked ``mirror``, the SLURM cluster for the tests marked ``slurm``, and fixtures for an
-isolated data folder and a local http server."""
+tests marked ``mirror``, Ray for those marked ``ray``, the SLURM cluster for the tests marked
+``slurm``, and fixtures for an isolated data folder and a local http server."""
 
 import http.server
+import importlib.util
 import json
 import os
 import shutil
@@ -24,16 +25,22 @@ os.environ.setdefault("NER_ELMO_FIXTURE", str(FIXTURE))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the tests that download real named corpora unless a mirror is configured."""
-    if MIRROR is not None:
-        return
-    skip = pytest.mark.skip(
-        reason="downloads real corpora: set NER_MIRROR to a folder with nltk_data/, "
-        "reuters21578/ and wnut17/ (a copy of the public sources) to run it"
-    )
+    """Skip the tests that download real named corpora unless a mirror is configured, and the
+    tests on a Ray cluster unless Ray is installed (the ``ray`` extra)."""
+    skips = {}
+    if MIRROR is None:
+        skips["mirror"] = pytest.mark.skip(
+            reason="downloads real corpora: set NER_MIRROR to a folder with nltk_data/, "
+            "reuters21578/ and wnut17/ (a copy of the public sources) to run it"
+        )
+    if importlib.util.find_spec("ray") is None:
+        skips["ray"] = pytest.mark.skip(
+            reason="needs Ray: pip install -e '.[ray]', then pytest -m ray"
+        )
     for item in items:
-        if "mirror" in item.keywords:
-            item.add_marker(skip)
+        for marker, skip in skips.items():
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

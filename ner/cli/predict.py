@@ -85,7 +85,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def add_corpus_options(p: argparse.ArgumentParser) -> None:
-    """``--output-dir``, ``--jobs``, ``--shard``, ``--quiet``: tagging a corpus."""
+    """``--output-dir``, ``--jobs``, ``--shard``, ``--quiet``, ``--engine``, ``--ray-address``:
+    tagging a corpus."""
     p.add_argument(
         "--output-dir",
         help="tag every input into one output file each under this folder, resumably",
@@ -101,6 +102,18 @@ def add_corpus_options(p: argparse.ArgumentParser) -> None:
         "task's; a run without it then assembles the files",
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines (with --output-dir)")
+    p.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where --output-dir's shards are tagged: worker processes here (local), or --jobs "
+        "actors of --threads CPUs each on a Ray cluster (ray; pip install 'ner-elmo[ray]')",
+    )
+    p.add_argument(
+        "--ray-address",
+        help="the Ray cluster for --engine ray (default: RAY_ADDRESS, else the one started on "
+        "this machine)",
+    )
 
 
 def shard_part(value: str) -> tuple[int, int]:
@@ -133,7 +146,16 @@ def run_corpus(args: argparse.Namespace) -> int:
     if "-" in args.input or args.output != "-" or args.scores:
         raise InputError("--output-dir takes input files, not -, and no -o or --scores")
     inputs = discover(args.input, output_dir, args.format)
-    run = CorpusRun(inputs, output_dir, tag_options(args), args.jobs, args.shard, args.quiet)
+    run = CorpusRun(
+        inputs,
+        output_dir,
+        tag_options(args),
+        args.jobs,
+        args.shard,
+        args.quiet,
+        args.engine,
+        args.ray_address,
+    )
     summary, failed = tag_corpus(run)
     print(f"ner-predict: {summary}", file=sys.stderr)
     if failed:
@@ -147,8 +169,8 @@ def run(args: argparse.Namespace) -> int:
     status."""
     if args.output_dir:
         return run_corpus(args)
-    if len(args.input) > 1 or args.jobs > 1 or args.shard:
-        raise InputError("several inputs, --jobs and --shard need --output-dir")
+    if len(args.input) > 1 or args.jobs > 1 or args.shard or args.engine != "local":
+        raise InputError("several inputs, --jobs, --shard and --engine need --output-dir")
     (args.input,) = args.input
     import torch
 

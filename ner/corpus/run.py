@@ -1,8 +1,9 @@
 """`tag_corpus`: tag every input of a corpus into an output folder, resumably.
 
 The driver (this process) reads the inputs and cuts them into shards (`ner.corpus.shards`); the
-engine tags them (`ner.corpus.workers`), at most two per worker process in flight (with one job,
-one at a time in this process), so memory stays bounded whatever the input's size; each
+engine tags them (`ner.corpus.workers` on this machine, `ner.corpus.ray_engine` on a Ray
+cluster), at most two per worker in flight (with one local job, one at a time in this process),
+so memory stays bounded whatever the input's size; each
 finished shard is kept on disk, and an input's output file is assembled from its shards in input
 order once all are done. A rerun of the same command (after a
 kill, or after ``--shard K/N`` runs) skips the shards that are kept, so it ends with the same
@@ -16,7 +17,6 @@ the other inputs go on.
 import sys
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,12 +30,11 @@ from ner.corpus.inputs import READ_ERRORS, CorpusInput, open_decompressed
 from ner.corpus.manifest import claim, folder_digest
 from ner.corpus.progress import Progress
 from ner.corpus.shards import ShardStore, selected, shard_lines
-from ner.corpus.workers import LocalEngine, ShardResult, TagOptions
+from ner.corpus.workers import Engine, LocalEngine, ShardResult, TagOptions
 from ner.data.tag_input import Line
 from ner.model.shipped import resolve_model
 
 STATE = ".ner-predict"  # the hidden folder of manifest, locks and finished shards
-IN_FLIGHT_PER_JOB = 2
 WARNING = "warning: "  # how a shard's warnings start (`ner.corpus.workers.tag_shard`)
 
 
@@ -50,7 +49,8 @@ class UnreadableInput(Exception):
 @dataclass
 class CorpusRun:
     """What to tag: the inputs, the output folder, how (`TagOptions`), how many worker
-    processes, which ``--shard K/N`` (None: all), and whether to show progress."""
+    processes (Ray actors), which ``--shard K/N`` (None: all), whether to show progress, and
+    where: ``local`` or ``ray`` (on the cluster at `ray_address`; None: Ray's default)."""
 
     inputs: list[CorpusInput]
     output_dir: Path
@@ -58,6 +58,8 @@ class CorpusRun:
     jobs: int = 1
     selection: tuple[int, int] | None = None
     quiet: bool = False
+    engine: str = "local"
+    ray_address: str | None = None
 
 
 def _reason(path: Path, error: BaseException) -> str:
@@ -90,6 +92,15 @@ def _read_shards(item: CorpusInput, options: TagOptions) -> Iterator[tuple[int, 
         raise UnreadableInput(_reason(item.path, error)) from None
 
 
+def _engine(run: CorpusRun) -> Engine:
+    """The engine that tags `run`'s shards (Ray is imported only for ``ray``)."""
+    if run.engine == "ray":
+        from ner.corpus.ray_engine import RayEngine
+
+        return RayEngine(run.options, run.jobs, run.ray_address)
+    return LocalEngine(run.options, run.jobs)
+
+
 class _Driver:
     """One run's state: what is in flight, how many shards each input has, what failed."""
 
@@ -116,7 +127,7 @@ class _Driver:
                 self.fail(_reason(item.path, error))
         return entries
 
-    def tag(self, item: CorpusInput, engine: LocalEngine) -> None:
+    def tag(self, item: CorpusInput, engine: Engine) -> None:
         """Send the shards of `item` that this run does and that are not kept yet."""
         assert self.progress is not None
         count = 0
@@ -130,28 +141,29 @@ class _Driver:
                     self.progress.advance(size)
                 else:
                     self.pending[engine.submit(lines)] = (item, index, size)
-                    self.wait(IN_FLIGHT_PER_JOB * self.run.jobs - 1 if self.run.jobs > 1 else 0)
+                    self.wait(engine.in_flight, engine.lost)
         except UnreadableInput as error:
             self.fail(str(error))
             return
         self.shards[item.output] = count
 
-    def wait(self, limit: int) -> None:
-        """Keep finished shards until at most `limit` are in flight."""
+    def wait(self, limit: int, lost: tuple[type[BaseException], ...]) -> None:
+        """Keep finished shards until at most `limit` are in flight (`lost`: what a result
+        raises when its worker died)."""
         while len(self.pending) > limit:
             finished, _ = wait(list(self.pending), return_when=FIRST_COMPLETED)
             for future in finished:
-                self.keep(future)
+                self.keep(future, lost)
 
-    def keep(self, future: "Future[ShardResult]") -> None:
+    def keep(self, future: "Future[ShardResult]", lost: tuple[type[BaseException], ...]) -> None:
         assert self.progress is not None
         item, index, size = self.pending.pop(future)
         try:
             result = future.result()
-        except BrokenProcessPool:
+        except lost:
             raise WorkerDied(
-                "a worker process died (killed, or out of memory?); the finished shards are "
-                "kept: rerun the same command to go on"
+                "a worker process died (killed, out of memory, or its node lost?); the finished "
+                "shards are kept: rerun the same command to go on"
             ) from None
         for message in result.messages:  # the file named after "warning: ", as ner-predict does
             warning = message.startswith(WARNING)
@@ -181,11 +193,11 @@ class _Driver:
         todo = [i for i in self.run.inputs if i.output in entries and not self.store.done(i.output)]
         total = sum(entries[i.output]["size"] for i in todo)
         self.progress = Progress(total, quiet=self.run.quiet)
-        engine = LocalEngine(options, self.run.jobs)
+        engine = _engine(self.run)
         try:
             for item in todo:
                 self.tag(item, engine)
-            self.wait(0)
+            self.wait(0, engine.lost)
         finally:
             engine.close()
         self.assemble()

@@ -6,8 +6,9 @@ import io
 import multiprocessing
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ner.common.memory import limit_kernel_cache, pin_mmap_threshold, release_free_memory
 from ner.corpus.shards import ShardCounts
@@ -20,17 +21,18 @@ from ner.model.tagger import Tagger
 @dataclass(frozen=True)
 class TagOptions:
     """How to load the model and tag: the model folder or shipped name, `Tagger.load`'s
-    options, torch threads per process, and `tag_input`'s options."""
+    options, torch threads per process, and `tag_input`'s options (the defaults are
+    ``ner-predict``'s, with one thread)."""
 
     model: str
-    load: dict[str, Any]
-    threads: int
-    batch_size: int
-    chunk_lines: int
-    input_format: str
-    output_format: str
-    text_field: str
-    tag_scheme: str | None
+    load: dict[str, Any] = field(default_factory=dict)
+    threads: int = 1
+    batch_size: int = 64
+    chunk_lines: int = 2000
+    input_format: str = "text"
+    output_format: str = "jsonl"
+    text_field: str = "text"
+    tag_scheme: str | None = None
     encoding: str = "utf-8"
 
     def record(self) -> dict[str, Any]:
@@ -122,6 +124,24 @@ def tag_shard(options: TagOptions, lines: list[Line]) -> ShardResult:
     return ShardResult(out.getvalue(), counts, messages)
 
 
+IN_FLIGHT_PER_WORKER = 2  # shards sent to a worker and not yet kept, at most
+
+
+class Engine(Protocol):
+    """Where shards are tagged: `LocalEngine`, or `ner.corpus.ray_engine.RayEngine`.
+
+    lost: what a shard's result raises when its worker died.
+    in_flight: how many shards may be in flight besides the one just sent.
+    """
+
+    lost: tuple[type[BaseException], ...]
+    in_flight: int
+
+    def submit(self, lines: list[Line]) -> "Future[ShardResult]": ...
+
+    def close(self) -> None: ...
+
+
 class LocalEngine:
     """Tags shards on this machine: in this process for one job, else in `jobs` worker
     processes (started fresh, not forked, so that no torch thread pool is inherited)."""
@@ -129,6 +149,8 @@ class LocalEngine:
     def __init__(self, options: TagOptions, jobs: int) -> None:
         self.options = options
         self.pool = None
+        self.lost = (BrokenProcessPool,)
+        self.in_flight = IN_FLIGHT_PER_WORKER * jobs - 1 if jobs > 1 else 0
         if jobs == 1:
             load_model(options)
         else:
