@@ -4,7 +4,6 @@ node of one CPU each, on 127.0.0.1): two actors, one on each node, write the byt
 does; and without Ray, the command says which extra to install and nothing else imports Ray."""
 
 import json
-import os
 import subprocess
 import sys
 
@@ -19,19 +18,19 @@ from ner.corpus.workers import TagOptions
 @pytest.fixture(scope="module")
 def cluster():
     """A head and a second node of one CPU each, on loopback; shut down even when a test fails."""
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # every Ray process on 127.0.0.1
+    import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    try:
-        cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        yield cluster
-    finally:
-        import ray
-
-        ray.shutdown()
-        cluster.shutdown()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # every Ray process on 127.0.0.1
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+        try:
+            cluster.add_node(num_cpus=1)
+            cluster.wait_for_nodes()
+            yield cluster
+        finally:
+            ray.shutdown()
+            cluster.shutdown()
 
 
 @pytest.mark.ray
