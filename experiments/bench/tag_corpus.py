@@ -73,11 +73,12 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def tag(model: str, corpus: Path, jobs: int) -> dict:
-    """One ``ner-predict`` run: its tokens/s and the peak memory of the driver and workers."""
+def tag(model: str, corpus: Path, jobs: int, options: tuple[str, ...] = ()) -> dict:
+    """One ``ner-predict`` run (with more `options`): its tokens/s and the peak memory of the
+    driver and of its worker processes (None when it has none: one job, or a Ray cluster's)."""
     with tempfile.TemporaryDirectory() as out:
         command = [str(REPO / ".venv/bin/ner-predict"), model, str(corpus), "--output-dir", out]
-        command += ["--jobs", str(jobs), "--threads", "1", "--quiet"]
+        command += ["--jobs", str(jobs), "--threads", "1", "--quiet", *options]
         process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
         peaks: dict[int, float] = {}
         while process.poll() is None:
@@ -96,7 +97,7 @@ def tag(model: str, corpus: Path, jobs: int) -> dict:
         "wall_seconds": float(wall.replace(",", "")),
         "tokens_per_second": int(rate.replace(",", "")),
         "driver_peak_mb": round(peaks.get(process.pid, 0.0), 1),
-        "worker_peak_mb": round(max(workers), 1) if jobs > 1 else None,
+        "worker_peak_mb": round(max(workers), 1) if workers else None,
     }
 
 
