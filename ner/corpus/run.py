@@ -140,7 +140,11 @@ class _Driver:
                     self.progress.kept += 1
                     self.progress.advance(size)
                 else:
-                    self.pending[engine.submit(lines)] = (item, index, size)
+                    try:  # a pool whose worker died refuses new work as its results do
+                        future = engine.submit(lines)
+                    except engine.lost:
+                        raise _worker_died() from None
+                    self.pending[future] = (item, index, size)
                     self.wait(engine.in_flight, engine.lost)
         except UnreadableInput as error:
             self.fail(str(error))
@@ -161,10 +165,7 @@ class _Driver:
         try:
             result = future.result()
         except lost:
-            raise WorkerDied(
-                "a worker process died (killed, out of memory, or its node lost?); the finished "
-                "shards are kept: rerun the same command to go on"
-            ) from None
+            raise _worker_died() from None
         for message in result.messages:  # the file named after "warning: ", as ner-predict does
             warning = message.startswith(WARNING)
             text = message.removeprefix(WARNING)
@@ -223,3 +224,10 @@ def tag_corpus(run: CorpusRun) -> tuple[str, list[str]]:
         return driver.go(), driver.failed
     finally:
         lock.release()
+
+
+def _worker_died() -> WorkerDied:
+    return WorkerDied(
+        "a worker process died (killed, out of memory, or its node lost?); the finished shards "
+        "are kept: rerun the same command to go on"
+    )
