@@ -59,8 +59,8 @@ def test_prepare_one_file_with_holdout(tmp_path, isolated_data_dir, capsys):
     ]
 
 
-def test_ner_data_and_its_older_spelling_list_the_corpora():
+def test_ner_data_and_its_module_spelling_list_the_corpora():
     console_script = str(Path(sys.executable).with_name("ner-data"))
-    for command in ([console_script], [sys.executable, "-m", "ner.data"]):
+    for command in ([console_script], [sys.executable, "-m", "ner.cli.data"]):
         out = subprocess.run([*command, "list"], capture_output=True, text=True, check=True).stdout
         assert "conll2003" in out, command
