@@ -13,7 +13,6 @@ and glob patterns (compressed or not) into one output file each, in worker proce
 
 import argparse
 import contextlib
-import io
 import sys
 import time
 from pathlib import Path
@@ -79,12 +78,11 @@ def run(args: argparse.Namespace) -> int:
             else open_decompressed(files.enter_context(open_input(args.input)), args.input)
         )
         out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
-        records = io.StringIO() if args.format == "html" else out  # html: a page of `kept`
         kept = KeptResults()
         lines = read_lines(source, args.encoding)
         name = "standard input" if args.input == "-" else args.input
         evaluation, skipped = tag_options(args).tag(
-            tagger, lines, records, lambda message: _warn(f"{name}: {message}"), kept
+            tagger, lines, out, lambda message: _warn(f"{name}: {message}"), kept
         )
         if evaluation is not None:
             print(f"ner-predict: {evaluation.summary()}", file=sys.stderr)

@@ -59,17 +59,18 @@ class KeptResults(TagCounts):
         self.results.append(result)
 
 
-def _records(output_format: str) -> bool:
-    """Whether `output_format` is written as jsonl records (``html`` is made from them)."""
+def _checked(output_format: str) -> str:
+    """`output_format`, checked; ``html`` writes nothing while tagging (the page is built from
+    the kept results afterwards)."""
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
-    return output_format != "conll"
+    return output_format
 
 
 def _skip(line: Line, output_format: str, out: IO[str], warn: Warn) -> None:
     """Report an unreadable line: to `warn`, and as an error record in jsonl."""
     warn(line.error or "")
-    if _records(output_format):
+    if _checked(output_format) == "jsonl":
         out.write(json.dumps({"line": line.number, "error": line.error}) + "\n")
 
 
@@ -169,7 +170,7 @@ def tag_lines(
     counts: adds what was tagged to it."""
     if input_format not in ("text", "tokens"):
         raise ValueError(f"input format must be text or tokens, got {input_format!r}")
-    records = _records(output_format)
+    output_format = _checked(output_format)
     counts = TagCounts() if counts is None else counts
     skipped = 0
     for chunk in chunks(lines, chunk_lines, MAX_LINE_CHARS):
@@ -184,10 +185,10 @@ def tag_lines(
                 continue
             result = next(tagged)
             counts.add(result)
-            if records:
+            if output_format == "jsonl":
                 record = {"line": line.number, **result.to_json(), **(line.fields or {})}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            else:
+            elif output_format == "conll":
                 for start, end in result.sentences:
                     tokens = [t.text for t in result.tokens[start:end]]
                     _write_tagged_conll(out, tokens, result.tags[start:end])
@@ -211,7 +212,7 @@ def tag_conll(
     tagged: the sentences' results when they are tagged already (e.g. by an evaluation);
     counts: adds what was tagged to it (a sentence counts as a line)."""
     items = list(items)
-    records = _records(output_format)
+    output_format = _checked(output_format)
     counts = TagCounts() if counts is None else counts
     if tagged is None:
         sentences = [item.tokens for item in items if isinstance(item, ConllSentence)]
@@ -224,17 +225,17 @@ def tag_conll(
             skipped += 1
             _skip(item, output_format, out, warn)
         elif isinstance(item, Line):
-            if not records:
+            if output_format == "conll":
                 out.write(f"{item.text}\n\n")
         else:
             result = next(results)
             counts.lines += 1
             counts.add(result)
             predicted.append(result.tags)
-            if records:
+            if output_format == "jsonl":
                 record = {"line": item.first_line, **result.to_json(), "gold_tags": item.gold}
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            else:
+            elif output_format == "conll":
                 for raw, tag in zip(item.lines, result.tags, strict=True):
                     out.write(f"{raw}\t{tag}\n")
                 out.write("\n")
