@@ -264,6 +264,18 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def model_name(directory: Path) -> str:
+    """A model directory's name; for a run's ``model/`` folder, the run's."""
+    resolved = directory.resolve()
+    return resolved.parent.name if resolved.name == "model" else resolved.name
+
+
+def model_version(directory: Path) -> str:
+    """The model's name (`model_name`) and the first 12 hex digits of its manifest's sha256, as
+    ``ner-serve`` reports them: what an annotation tool records as a prediction's model."""
+    return f"{model_name(directory)}-{sha256_file(directory / MANIFEST)[:12]}"
+
+
 def manifest_digest(manifest: dict[str, Any]) -> str:
     """sha256 of the manifest's canonical JSON, without its own ``manifest_sha256`` field."""
     content = {key: value for key, value in manifest.items() if key != "manifest_sha256"}

@@ -36,7 +36,7 @@ from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import check_tokenizer
-from ner.model.archive import ArchiveError, BiLMFiles, load_archive
+from ner.model.archive import ArchiveError, BiLMFiles, load_archive, model_version
 from ner.model.evaluation import Evaluation, evaluation_schemes, score_tagged
 from ner.model.inputs import PreparedText, prepared_texts, prepared_tokens
 from ner.model.results import Entity, TaggedSentence, TaggedText
@@ -127,6 +127,8 @@ class Tagger:
         self.config: dict[str, Any] = {}  # the training run's configuration, when loaded
         # the training run's dev and test scores, from the folder it was loaded from
         self.scores: dict[str, Any] | None = None
+        # the folder's `ner.model.archive.model_version`, when loaded from one
+        self.version: str | None = None
 
     def use_tag_scheme(self, scheme: str | None) -> None:
         """Write the output tags in `scheme` from now on (``iob1``, ``iob2`` or ``bioes``); None:
@@ -183,6 +185,7 @@ class Tagger:
         )
         tagger.config = archive.config
         tagger.scores = metadata.get("scores")
+        tagger.version = model_version(directory)
         # The parsed vocabulary files (400k GloVe words as Python strings) are freed now; hand
         # the heap space they took back, or it stays in the process for good.
         del archive, words, vectors

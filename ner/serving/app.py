@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ner.common.downloads import is_url, sha256_file
 from ner.data.tag_schemes import split_tag
 from ner.data.tokenize import TOKENIZERS
-from ner.model.archive import MANIFEST, read_manifest
+from ner.model.archive import MANIFEST, model_name, read_manifest
 from ner.model.inputs import PreparedText, TooManyTokens, prepared_tokens
 from ner.model.results import TaggedText
 from ner.model.tagger import Tagger
@@ -78,12 +78,6 @@ def run_scores(
         return float(results["dev"][score]), float(results["test"][score])
     except (OSError, ValueError, KeyError, TypeError):
         return None, None
-
-
-def model_name(model_dir: Path) -> str:
-    """A model directory's name; for a run's ``model/`` folder, the run's."""
-    resolved = model_dir.resolve()
-    return resolved.parent.name if resolved.name == "model" else resolved.name
 
 
 def bilm_name(model_dir: Path, options: str) -> str:
