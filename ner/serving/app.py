@@ -431,6 +431,7 @@ def add_label_studio_routes(
     @app.post(f"{label_studio.PREFIX}/setup")
     async def label_studio_setup(request: Request) -> dict[str, Any]:
         """Label Studio connecting a project: its labeling config is checked."""
+        label_studio.check_spans(tagger.labels)
         check_content_type(request.headers.get("content-type"))
         label_studio.checked_setup(
             read_json(await read_body(request, limits.max_body_bytes, limits.read_timeout))
@@ -440,6 +441,7 @@ def add_label_studio_routes(
     @app.post(f"{label_studio.PREFIX}/predict")
     async def label_studio_predict(request: Request) -> Response:
         """Pre-annotations of Label Studio tasks."""
+        label_studio.check_spans(tagger.labels)
         check_content_type(request.headers.get("content-type"))
         body = await read_body(request, limits.max_body_bytes, limits.read_timeout)
         with batcher.arriving():

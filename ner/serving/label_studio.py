@@ -9,7 +9,8 @@ connected to the model URL ``http://HOST:PORT/label-studio`` asks
   answer is ``{"results": [one prediction per task, in order], "model_version"}``, each
   prediction `ner.model.pre_annotations.label_studio_prediction` under the config's tag names.
 
-A body that does not fit gets a 422 naming the field, as on ``/predict``.
+A body that does not fit gets a 422 naming the field, as on ``/predict``; so do /setup and
+/predict for a model of per-token labels, which has no spans to pre-annotate.
 """
 
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from xml.etree import ElementTree
 
 from fastapi import HTTPException
 
+from ner.data.labels import TOKENS
 from ner.model.pre_annotations import label_studio_prediction
 from ner.model.results import TaggedText
 
@@ -76,6 +78,15 @@ def task_texts(body: Any) -> tuple[list[str], LabelingNames]:
             )
         texts.append(text)
     return texts, names
+
+
+def check_spans(label_kind: str) -> None:
+    """HTTPException 422 for a model of per-token labels (`label_kind` ``tokens``)."""
+    if label_kind == TOKENS:
+        raise HTTPException(
+            422, "this model tags per-token labels (e.g. part of speech): it has no entity "
+            "spans to pre-annotate",
+        )  # fmt: skip
 
 
 def checked_setup(body: Any) -> None:

@@ -139,3 +139,26 @@ def test_ner_predict_writes_labels_in_every_format(saved, tmp_path, capsys):
     run(str(gold), "--input-format", "conll", "--format", "conll", "--scores", str(scores))
     assert json.loads(scores.read_text())["accuracy"] == 100.0
     assert "token accuracy 100.00" in capsys.readouterr().err
+
+
+def test_span_pre_annotations_are_refused(saved, tmp_path, capsys):
+    _, _, directory = saved
+    source = tmp_path / "input.txt"
+    source.write_text("the dog barks\n")
+    for output_format in ("label_studio", "doccano"):
+        arguments = [str(directory), str(source), "--format", output_format, "--threads", "1"]
+        assert predict_main(arguments) == 2
+        assert f"--format {output_format} writes entity spans, and this model tags per-token" in (
+            capsys.readouterr().err
+        )
+    config = '<View><Labels name="l" toName="t"/><Text name="t" value="$text"/></View>'
+    with TestClient(
+        create_app(Tagger.load(directory), directory), base_url="http://localhost"
+    ) as client:
+        for path, body in [
+            ("setup", {"schema": config}),
+            ("predict", {"tasks": [{"data": {"text": "the dog"}}], "label_config": config}),
+        ]:
+            answer = client.post(f"/label-studio/{path}", json=body)
+            assert answer.status_code == 422
+            assert "per-token labels" in answer.json()["detail"]
