@@ -86,7 +86,9 @@ def test_softmax_warmup_keeps_the_continued_bilm_frozen_until_its_end(
     tiny_config, tmp_path: Path
 ) -> None:
     _, run = trained(tiny_config, tmp_path)
-    pair = f"+pretrain.init_from={{options: {run / 'options.json'}, weights: {run / 'weights.hdf5'}}}"
+    pair = (
+        f"+pretrain.init_from={{options: {run / 'options.json'}, weights: {run / 'weights.hdf5'}}}"
+    )
 
     def continued(steps: int) -> Path:
         out = tmp_path / f"continued{steps}"
