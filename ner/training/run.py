@@ -31,10 +31,12 @@ from ner.common.threads import cpu_threads, pick_device
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import PretrainedWords, load_pretrained_words
 from ner.features.elmo import ElmoFeatures
+from ner.model.archive import MAX_BILM_BYTES, BiLMFiles
 from ner.model.saving import save_tagger
 from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
+from ner.training.adaptation import adapted_elmo
 from ner.training.config import TrainConfig, validate
 from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split, score_split
@@ -100,24 +102,25 @@ FOLDER_SCORES = ("precision", "recall", "f1", "accuracy")
 def save_model(
     run_dir: Path,
     model: TaggerModel,
-    encoder: Encoder,
     cfg: DictConfig,
-    corpus_scheme: str,
+    prepared: "Prepared",
     scores: dict[str, dict[str, Any]],
 ) -> None:
     """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load,
-    with the best epoch's dev and test `FOLDER_SCORES` (`scores`: the run's, per split)."""
+    with the best epoch's dev and test `FOLDER_SCORES` (`scores`: the run's, per split). An
+    adapted biLM is copied into the folder whatever its size: it exists nowhere else."""
     save_tagger(
         run_dir / "model",
         model,
-        encoder,
-        bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None),
-        corpus_scheme=corpus_scheme,
+        prepared.encoder,
+        prepared.bilm,
+        corpus_scheme=prepared.corpus.scheme,
         config=OmegaConf.to_container(cfg, resolve=True),
         scores={
             split: {k: v for k, v in found.items() if k in FOLDER_SCORES}
             for split, found in scores.items()
         },
+        **({"embed_bilm_max_bytes": MAX_BILM_BYTES} if prepared.adaptation else {}),
     )
 
 
@@ -200,8 +203,8 @@ def train(cfg: DictConfig, run_dir: Path | None = None) -> dict[str, Any]:
 @dataclass
 class Prepared:
     """The corpus and what the run builds from it before the model: the model's labels and
-    scheme, the vocabularies, the pretrained word vectors (until the model holds them) and the
-    biLM features."""
+    scheme, the vocabularies, the pretrained word vectors (until the model holds them), the
+    biLM features, the biLM's files, and what adapting it measured (``elmo.adapt``)."""
 
     corpus: Corpus
     tags: list[str]
@@ -209,6 +212,8 @@ class Prepared:
     encoder: Encoder
     pretrained: PretrainedWords | None
     elmo: ElmoFeatures | None
+    bilm: BiLMFiles | None = None
+    adaptation: dict[str, Any] | None = None
 
     @property
     def metric(self) -> str:
@@ -242,15 +247,18 @@ def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
             sha256=glove.sha256,
         )
         encoder.pretrained = pretrained.extension  # dev/test words are looked up as new text
-    elmo = None
-    if cfg.elmo is not None:
-        elmo = ElmoFeatures(
-            OmegaConf.to_container(cfg.elmo, resolve=True),
-            cache=cfg.elmo.cache,
-            device=device,
-            progress=bool(cfg.progress),
-        )
-    return Prepared(corpus, tags, model_scheme, encoder, pretrained, elmo)
+    if cfg.elmo is None:
+        return Prepared(corpus, tags, model_scheme, encoder, pretrained, None)
+    elmo_config, adaptation = adapted_elmo(  # on the training sentences only
+        OmegaConf.to_container(cfg.elmo, resolve=True),
+        OmegaConf.to_container(cfg.trainer, resolve=True),
+        splits["train"].tokens,
+    )
+    elmo = ElmoFeatures(
+        elmo_config, cache=cfg.elmo.cache, device=device, progress=bool(cfg.progress)
+    )
+    bilm = bilm_files(elmo_config)
+    return Prepared(corpus, tags, model_scheme, encoder, pretrained, elmo, bilm, adaptation)
 
 
 def encode_splits(prepared: Prepared) -> dict[str, EncodedSplit]:
@@ -383,8 +391,9 @@ def evaluate_best_epoch(
     ner-evaluate run it (a `Tagger`), writing the predictions; returns the dev and test scores."""
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     corpus = prepared.corpus
-    elmo_files = bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None)
-    tagger = Tagger(model, prepared.encoder, elmo_files, device=device, corpus_scheme=corpus.scheme)
+    tagger = Tagger(
+        model, prepared.encoder, prepared.bilm, device=device, corpus_scheme=corpus.scheme
+    )
     dev, test = (
         score_split(
             tagger,
@@ -442,6 +451,7 @@ def run_results(
         },
         "train_tokens_per_second": state.train_tokens / max(state.train_seconds, 1e-9),
         "elmo_mix": model.mix_summary(),
+        "elmo_adaptation": prepared.adaptation,
         "history": state.history,
         "git_commit": commit,
         "config": OmegaConf.to_container(cfg, resolve=True),
@@ -496,5 +506,5 @@ def fit_and_evaluate(
     scores = {"dev": dev, "test": test}
     results = run_results(cfg, prepared, state, scores, model, times, commit)
     log_best(results, run_dir)
-    save_model(run_dir, model, prepared.encoder, cfg, prepared.corpus.scheme, scores)
+    save_model(run_dir, model, cfg, prepared, scores)
     return results

@@ -1,0 +1,47 @@
+"""``elmo.adapt``: the run's biLM continued on the training split's sentences (task) or on those
+and ``elmo.adapt_text`` (domain) before its features are computed. Dev and test are never read:
+only the training split's sentences are passed on. The adapted biLM comes from the data folder's
+cache (`ner.pretrain.adapt`) and replaces the configured one for the whole run, the saved model
+included."""
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from ner.bilm.weights import resolve
+from ner.pretrain.adapt import AdaptSettings, adapt_bilm
+
+logger = logging.getLogger(__name__)
+
+
+def adapt_settings(elmo: dict[str, Any], trainer: dict[str, Any]) -> AdaptSettings:
+    """The adaptation settings of an ``elmo`` group, on the training run's device and threads."""
+    device = str(trainer["device"])
+    return AdaptSettings(
+        steps=int(elmo["adapt_steps"]),
+        threads=str(trainer["num_threads"]),
+        device="cuda" if device.startswith("cuda") else device,
+    )
+
+
+def adapted_elmo(
+    elmo: dict[str, Any], trainer: dict[str, Any], train_sentences: Sequence[Sequence[str]]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The ``elmo`` group the run uses and what its adaptation measured: `elmo` itself with
+    ``adapt: none``, else a copy whose options and weights are the adapted biLM's."""
+    mode = elmo.get("adapt", "none")
+    if mode == "none":
+        return elmo, None
+    base = (
+        resolve(elmo["options_file"], desc="ELMo options"),
+        resolve(elmo["weight_file"], desc="ELMo weights"),
+    )
+    texts = list(elmo.get("adapt_text") or []) if mode == "domain" else []
+    adapted = adapt_bilm(base, train_sentences, texts, adapt_settings(elmo, trainer))
+    logger.info(
+        "elmo.adapt=%s: biLM %s (held-out perplexity before %s, after %s)",
+        *(mode, adapted.weights.parent, adapted.metadata.get("perplexity_before")),
+        adapted.metadata["perplexity_after"],
+    )
+    replaced = {**elmo, "options_file": str(adapted.options), "weight_file": str(adapted.weights)}
+    return replaced, {"mode": mode, "cache_entry": adapted.weights.parent.name, **adapted.metadata}
