@@ -19,7 +19,7 @@ from ner.common.files import write_json
 from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.pretrained import load_pretrained_words
-from ner.model.archive import MANIFEST, load_archive
+from ner.model.archive import MANIFEST, BiLMFiles, load_archive
 from ner.model.saving import pretrained_words_of
 from ner.model.tagger import Tagger
 from ner.tagger.dataset import Encoder
@@ -53,6 +53,14 @@ def pretrained_words(
     return words
 
 
+def checkpoint_bilm(saved: dict[str, Any], config: dict[str, Any]) -> BiLMFiles | None:
+    """The biLM a checkpoint's run read: the adapted one it records (``elmo.adapt``), else the
+    one its config names."""
+    if saved.get("bilm"):
+        return BiLMFiles(**saved["bilm"])
+    return bilm_files(config.get("elmo"))
+
+
 def run_tagger(
     run_dir: Path, config: dict[str, Any], checkpoint: str = "best", **options: Any
 ) -> Tagger:
@@ -70,7 +78,7 @@ def run_tagger(
         archive = load_archive(model_dir)
         words, bilm = pretrained_words_of(archive, encoder)[0], archive.bilm
     else:
-        words, bilm = pretrained_words(saved, config), bilm_files(config.get("elmo"))
+        words, bilm = pretrained_words(saved, config), checkpoint_bilm(saved, config)
     return Tagger.restore(
         path,
         saved["model_config"],

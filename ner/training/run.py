@@ -10,7 +10,7 @@ import random
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -351,6 +351,8 @@ def build_trainer(
             "model_config": config,
             "encoder": prepared.encoder.to_json(),
             "corpus_scheme": prepared.corpus.scheme,
+            # An adapted biLM lives in the data folder's cache: ner-evaluate reads it from here.
+            **({"bilm": asdict(prepared.bilm)} if prepared.adaptation else {}),
         },
         device=device,
         progress=bool(cfg.progress),

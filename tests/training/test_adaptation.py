@@ -3,6 +3,7 @@ adapts on its training sentences alone, caches the result for later runs and see
 held-out perplexities, and saves the adapted biLM in its model folder."""
 
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from ner.common.schema import ConfigError
 from ner.model.tagger import Tagger
 from ner.training.api import train
 from ner.training.config import validate
+from ner.training.reevaluate import evaluate_run, run_tagger
 
 ADAPTED = "elmo_adapted"
 
@@ -72,6 +74,12 @@ def test_task_adaptation_on_train_only_cached_and_saved_with_the_model(
     assert bilm_weights(Path(loaded.options), Path(loaded.weights)).keys() == adapted.keys()
     for key, value in bilm_weights(Path(loaded.options), Path(loaded.weights)).items():
         assert torch.equal(value, adapted[key]), key
+
+    # Without model/, ner-evaluate restores the checkpoint with the adapted biLM it records.
+    shutil.rmtree(tmp_path / "first" / "model")
+    restored = run_tagger(tmp_path / "first", results["config"], device="cpu")
+    assert Path(restored.bilm_files.weights) == entry / "weights.hdf5"
+    assert evaluate_run(tmp_path / "first", split="test")["f1"] == results["test"]["f1"]
 
     # Other dev and test sentences and another seed: the same adaptation, from the cache. Had
     # the adaptation read dev or test, its fingerprint (a digest of its text) would differ.
