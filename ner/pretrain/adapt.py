@@ -34,6 +34,7 @@ from ner.common.paths import data_dir
 from ner.common.verified import digests_match, record_digests
 from ner.pretrain.config import PretrainConfig, validate
 from ner.pretrain.corpus import CorpusError, is_heldout, read_sentences
+from ner.pretrain.trainer import HELDOUT_LOG, train
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +60,11 @@ class AdaptTextError(CorpusError):
 
 @dataclass(frozen=True)
 class AdaptSettings:
-    """How a biLM is adapted: `steps` updates of `batch_size` streams (fewer when the text is
-    short) × `unroll_steps` positions, Adam at `lr` with a linear warm-up and decay, after the
-    fresh softmax has trained alone for `softmax_warmup_steps` (its held-out perplexity then is
-    the "before" figure). Every field but those in `RUNTIME` is part of the cache fingerprint."""
+    """How a biLM is adapted: the fresh softmax trains alone for `softmax_warmup_steps` (the
+    held-out perplexity at its end is the "before" figure), then the biLM and softmax together
+    for `steps` updates, Adam at `lr` with a linear warm-up and decay, each update on
+    `batch_size` streams (fewer when the text is short) × `unroll_steps` positions. Every field
+    but those in `RUNTIME` is part of the cache fingerprint."""
 
     steps: int = 600
     softmax_warmup_steps: int = 100
@@ -193,7 +195,8 @@ def pretrain_config(
     cfg.vocab.max_size, cfg.vocab.min_count = settings.vocab_max_size, settings.vocab_min_count
     run = cfg.pretrain
     run.output_dir = str(output_dir)
-    run.max_steps = settings.steps
+    run.max_steps = settings.softmax_warmup_steps + settings.steps
+    run.softmax_warmup_steps = settings.softmax_warmup_steps
     run.batch_size = streams
     run.unroll_steps = run.eval_unroll_steps = settings.unroll_steps
     run.n_negative_samples = settings.n_negative_samples
@@ -239,8 +242,6 @@ class Adaptation:
     def build(self, staging: Path) -> None:
         """Train (or resume) in the work folder, then put the export and its record in
         `staging`."""
-        from ner.pretrain.trainer import train
-
         sources = list(self.texts)
         if self.sentences:
             write_task_text(
@@ -261,6 +262,19 @@ class Adaptation:
         write_json(staging / METADATA, self.record(metrics), indent=2)
         record_digests(staging)
 
+    def perplexity_before(self) -> dict[str, float] | None:
+        """The held-out perplexities at the end of the softmax warm-up, of the biLM as it was
+        (the last such row: a resumed run may have evaluated it twice); None without one."""
+        log = self.work / HELDOUT_LOG
+        rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        ends = [row for row in rows if row["step"] == self.settings.softmax_warmup_steps]
+        if not ends:
+            return None
+        return {
+            "forward": ends[-1]["heldout_forward_ppl"],
+            "backward": ends[-1]["heldout_backward_ppl"],
+        }
+
     def record(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """The entry's metadata: what was adapted on what, and the held-out perplexities."""
         return {
@@ -268,6 +282,7 @@ class Adaptation:
             "texts": [str(path) for path in self.texts],
             "task_sentences": len(self.sentences),
             "settings": asdict(self.settings),
+            "perplexity_before": self.perplexity_before(),
             "perplexity_after": metrics["perplexity"],
             **{key: metrics[key] for key in RECORDED_METRICS},
         }

@@ -19,9 +19,17 @@ def adapt_settings(elmo: dict[str, Any], trainer: dict[str, Any]) -> AdaptSettin
     device = str(trainer["device"])
     return AdaptSettings(
         steps=int(elmo["adapt_steps"]),
+        softmax_warmup_steps=int(elmo["adapt_softmax_steps"]),
         threads=str(trainer["num_threads"]),
         device="cuda" if device.startswith("cuda") else device,
     )
+
+
+def perplexity_text(perplexity: dict[str, float] | None) -> str:
+    """``forward F backward B`` (one decimal), or ``not measured``."""
+    if perplexity is None:
+        return "not measured"
+    return f"forward {perplexity['forward']:.1f} backward {perplexity['backward']:.1f}"
 
 
 def adapted_elmo(
@@ -39,9 +47,9 @@ def adapted_elmo(
     texts = list(elmo.get("adapt_text") or []) if mode == "domain" else []
     adapted = adapt_bilm(base, train_sentences, texts, adapt_settings(elmo, trainer))
     logger.info(
-        "elmo.adapt=%s: biLM %s (held-out perplexity before %s, after %s)",
-        *(mode, adapted.weights.parent, adapted.metadata.get("perplexity_before")),
-        adapted.metadata["perplexity_after"],
+        "elmo.adapt=%s: biLM %s; held-out perplexity before %s, after %s",
+        *(mode, adapted.weights.parent, perplexity_text(adapted.metadata["perplexity_before"])),
+        perplexity_text(adapted.metadata["perplexity_after"]),
     )
     replaced = {**elmo, "options_file": str(adapted.options), "weight_file": str(adapted.weights)}
     return replaced, {"mode": mode, "cache_entry": adapted.weights.parent.name, **adapted.metadata}

@@ -152,10 +152,12 @@ class ElmoConfig:
     dropout: float = fraction(0.0)  # on the mixed ELMo vector
     # Continue pretraining the biLM before its features are computed (ner.pretrain.adapt): on
     # the training split's sentences (task), or on those and the adapt_text files, one
-    # whitespace-tokenized sentence per line (domain); adapt_steps updates, cached by content.
+    # whitespace-tokenized sentence per line (domain); adapt_steps updates of the biLM after
+    # adapt_softmax_steps of its fresh softmax alone; cached by content.
     adapt: str = one_of("none", "task", "domain", default="none")
     adapt_text: list[str] | None = None
     adapt_steps: int = at_least(1, 600)
+    adapt_softmax_steps: int = at_least(0, 100)
 
 
 @dataclass

@@ -53,9 +53,11 @@ def test_the_adapted_bilm_is_exported_cached_and_differs_from_its_base(
     before, after = weights_of(*base), weights_of(adapted.options, adapted.weights)
     assert before.keys() == after.keys()
     assert any(not torch.equal(before[k], after[k]) for k in before)
-    assert adapted.metadata["steps"] == TINY.steps
+    assert adapted.metadata["steps"] == TINY.softmax_warmup_steps + TINY.steps
     assert adapted.metadata["task_sentences"] == len(task)
-    assert {"forward", "backward"} <= set(adapted.metadata["perplexity_after"])
+    for when in ("before", "after"):  # the softmax warm-up's end, the adaptation's
+        assert set(adapted.metadata[f"perplexity_{when}"]) >= {"forward", "backward"}
+    assert adapted.metadata["perplexity_before"] != adapted.metadata["perplexity_after"]
     assert [p.name for p in cache.iterdir() if p.is_dir()] == [adapted.weights.parent.name]
 
     caplog.clear()
@@ -98,19 +100,20 @@ def test_a_killed_adaptation_resumes_from_its_checkpoint(
     whole = adapt_bilm(base, task, settings=TINY, cache_dir=tmp_path / "whole")
     step = trainer.PretrainingRun.step
 
-    def killed_after_two(run, network, batch):
-        if run.position["step"] == 2:
+    def killed_after_three(run, network, batch):  # after the softmax warm-up's evaluation
+        if run.position["step"] == 3:
             raise KeyboardInterrupt
         return step(run, network, batch)
 
-    monkeypatch.setattr(trainer.PretrainingRun, "step", killed_after_two)
+    monkeypatch.setattr(trainer.PretrainingRun, "step", killed_after_three)
     with pytest.raises(KeyboardInterrupt):
         adapt_bilm(base, task, settings=TINY, cache_dir=tmp_path / "killed")
     monkeypatch.setattr(trainer.PretrainingRun, "step", step)
     with caplog.at_level(logging.INFO):
         resumed = adapt_bilm(base, task, settings=TINY, cache_dir=tmp_path / "killed")
-    assert "at step 2" in caplog.text
+    assert "at step 3" in caplog.text
     assert resumed.weights.read_bytes() == whole.weights.read_bytes()
+    assert resumed.metadata["perplexity_before"] == whole.metadata["perplexity_before"]
     assert not list((tmp_path / "killed").glob("*.work"))  # removed once the entry is built
 
 

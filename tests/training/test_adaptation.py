@@ -28,6 +28,7 @@ def run(corpus: Path, glove: Path, run_dir: Path, *extra: str) -> dict:
         f"embeddings.glove.source={glove}",
         "elmo=fixture",  # its folder: $NER_ELMO_FIXTURE (tests/conftest.py)
         "elmo.adapt_steps=3",
+        "elmo.adapt_softmax_steps=2",
         "trainer.max_epochs=1",
         "trainer.num_threads=1",
         "data.batch_size=16",
@@ -60,7 +61,9 @@ def test_task_adaptation_on_train_only_cached_and_saved_with_the_model(
     adaptation = results["elmo_adaptation"]
     assert adaptation["mode"] == "task"
     assert adaptation["task_sentences"] == results["sentences"]["train"]
-    assert adaptation["perplexity_after"]["forward"] > 1
+    for when in ("before", "after"):
+        assert adaptation[f"perplexity_{when}"]["forward"] > 1
+    assert adaptation["steps"] == 2 + 3
     (entry,) = entries(isolated_data_dir)
     assert adaptation["cache_entry"] == entry.name
 
