@@ -103,8 +103,6 @@ class AdaptedBiLM:
     def open(cls, folder: Path) -> AdaptedBiLM | None:
         """The entry in `folder` when its files match their recorded digests, else None."""
         if not digests_match(folder):
-            if folder.exists():
-                logger.warning("%s: damaged adapted biLM, adapting again", folder)
             return None
         metadata = json.loads((folder / METADATA).read_text(encoding="utf-8"))
         return cls(folder / "options.json", folder / "weights.hdf5", metadata)
@@ -230,18 +228,26 @@ def adaptation_key(
 
 @dataclass
 class Adaptation:
-    """One adaptation to build: the base biLM, the text and settings, and the work folder."""
+    """One adaptation to build into its cache entry `folder`: the base biLM, the text and
+    settings."""
 
     base: tuple[Path, Path]
     sentences: Sequence[Sequence[str]]
     texts: list[Path]
     settings: AdaptSettings
     streams: int
-    work: Path
+    folder: Path
+
+    @property
+    def work(self) -> Path:
+        """Where the pretraining run trains and keeps its checkpoint, beside the entry."""
+        return self.folder.with_name(self.folder.name + ".work")
 
     def build(self, staging: Path) -> None:
         """Train (or resume) in the work folder, then put the export and its record in
         `staging`."""
+        if self.folder.exists():  # there, but its files do not match their digests
+            logger.warning("%s: damaged adapted biLM, adapting again", self.folder)
         sources = list(self.texts)
         if self.sentences:
             write_task_text(
@@ -250,11 +256,11 @@ class Adaptation:
             sources.insert(0, self.work / TASK_TEXT)
         cfg = pretrain_config(self.base, sources, self.settings, self.streams, self.work)
         logger.info(
-            "adapting the biLM %s: %d steps on %d given sentences and %d text files (%d streams); "
-            "its weights carry no softmax, so a fresh one over the adaptation text's vocabulary "
-            "trains first",
-            *(self.base[1], self.settings.steps, len(self.sentences), len(self.texts)),
-            self.streams,
+            "adapting the biLM %s on %d given sentences and %d text files (%d streams): its "
+            "weights carry no softmax, so a fresh one over the adaptation text's vocabulary "
+            "trains alone for %d steps, then the biLM with it for %d",
+            *(self.base[1], len(self.sentences), len(self.texts), self.streams),
+            *(self.settings.softmax_warmup_steps, self.settings.steps),
         )
         metrics = train(cfg)
         for name in ("options.json", "weights.hdf5"):
@@ -316,10 +322,9 @@ def adapt_bilm(
     task = task_digest(sentences, settings.max_sentence_tokens)
     key = adaptation_key(base, task, paths, settings)
     folder = Path(cache_dir or data_dir() / CACHE_FOLDER) / key_digest(key)
-    work = folder.with_name(folder.name + ".work")
-    adaptation = Adaptation(base, sentences, paths, settings, streams, work)
+    adaptation = Adaptation(base, sentences, paths, settings, streams, folder)
     entry = open_or_build(folder, AdaptedBiLM.open, adaptation.build, lambda d, _: open_entry(d))
-    shutil.rmtree(work, ignore_errors=True)  # the checkpoint of a finished adaptation
+    shutil.rmtree(adaptation.work, ignore_errors=True)  # the checkpoint of a finished adaptation
     return entry
 
 
