@@ -81,11 +81,12 @@ class AdaptSettings:
     seed: int = 1
     # Runtime only (not in the fingerprint): they change how fast, not what is built.
     checkpoint_minutes: float = 2.0
+    progress: bool = True
     threads: int | str | None = "auto"
     device: str = "auto"
     precision: str = "auto"
 
-    RUNTIME = ("checkpoint_minutes", "threads", "device", "precision")
+    RUNTIME = ("checkpoint_minutes", "progress", "threads", "device", "precision")
 
     def fingerprint(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k not in self.RUNTIME}
@@ -204,6 +205,7 @@ def pretrain_config(
     run.warmup_steps = settings.warmup_steps
     run.eval_every = None
     run.checkpoint_minutes = settings.checkpoint_minutes
+    run.progress = settings.progress
     run.seed = settings.seed
     run.threads = None if settings.threads is None else str(settings.threads)
     run.device = settings.device

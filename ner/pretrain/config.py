@@ -79,6 +79,7 @@ class PretrainSettings:
     clip_norm: float = at_least(0.0, 10.0)
     checkpoint_minutes: float = at_least(0.0, 5.0)
     log_every: int = at_least(1, 20)
+    progress: bool = True  # a tqdm bar of the steps (rank 0)
     eval_every: int | None = at_least(1, 500)  # steps between held-out evaluations
     eval_batch_size: int = at_least(1, 32)
     eval_unroll_steps: int = at_least(1, 20)

@@ -496,7 +496,7 @@ class PretrainingRun:
         progress = tqdm(
             total=settings.max_steps,
             initial=position["step"],
-            disable=not self.env.is_main,
+            disable=not (self.env.is_main and settings.progress),
             unit="step",
         )
         clock = Clock.resume(position["elapsed_s"])

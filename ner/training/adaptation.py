@@ -14,11 +14,13 @@ from ner.pretrain.adapt import AdaptSettings, adapt_bilm
 logger = logging.getLogger(__name__)
 
 
-def adapt_settings(elmo: dict[str, Any], trainer: dict[str, Any]) -> AdaptSettings:
-    """The adaptation settings of an ``elmo`` group, on the training run's device and threads."""
+def adapt_settings(elmo: dict[str, Any], trainer: dict[str, Any], progress: bool) -> AdaptSettings:
+    """The adaptation settings of an ``elmo`` group, on the training run's device and threads,
+    with a progress bar when the run shows them."""
     device = str(trainer["device"])
     return AdaptSettings(
         steps=int(elmo["adapt_steps"]),
+        progress=progress,
         softmax_warmup_steps=int(elmo["adapt_softmax_steps"]),
         threads=str(trainer["num_threads"]),
         device="cuda" if device.startswith("cuda") else device,
@@ -33,7 +35,10 @@ def perplexity_text(perplexity: dict[str, float] | None) -> str:
 
 
 def adapted_elmo(
-    elmo: dict[str, Any], trainer: dict[str, Any], train_sentences: Sequence[Sequence[str]]
+    elmo: dict[str, Any],
+    trainer: dict[str, Any],
+    train_sentences: Sequence[Sequence[str]],
+    progress: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The ``elmo`` group the run uses and what its adaptation measured: `elmo` itself with
     ``adapt: none``, else a copy whose options and weights are the adapted biLM's."""
@@ -45,7 +50,7 @@ def adapted_elmo(
         resolve(elmo["weight_file"], desc="ELMo weights"),
     )
     texts = list(elmo.get("adapt_text") or []) if mode == "domain" else []
-    adapted = adapt_bilm(base, train_sentences, texts, adapt_settings(elmo, trainer))
+    adapted = adapt_bilm(base, train_sentences, texts, adapt_settings(elmo, trainer, progress))
     logger.info(
         "elmo.adapt=%s: biLM %s; held-out perplexity before %s, after %s",
         *(mode, adapted.weights.parent, perplexity_text(adapted.metadata["perplexity_before"])),

@@ -253,6 +253,7 @@ def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
         OmegaConf.to_container(cfg.elmo, resolve=True),
         OmegaConf.to_container(cfg.trainer, resolve=True),
         splits["train"].tokens,
+        progress=bool(cfg.progress),
     )
     elmo = ElmoFeatures(
         elmo_config, cache=cfg.elmo.cache, device=device, progress=bool(cfg.progress)

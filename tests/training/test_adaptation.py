@@ -98,7 +98,7 @@ def test_task_adaptation_on_train_only_cached_and_saved_with_the_model(
 
 @pytest.mark.slow
 def test_domain_adaptation_reads_the_named_text_too(
-    tmp_path: Path, isolated_data_dir: Path
+    tmp_path: Path, isolated_data_dir: Path, capsys
 ) -> None:
     corpus, glove = write_corpus(tmp_path / "tiny"), glove_file(tmp_path / "glove.txt")
     domain = tmp_path / "domain.txt"
@@ -107,6 +107,8 @@ def test_domain_adaptation_reads_the_named_text_too(
         corpus, glove, tmp_path / "run", "elmo.adapt=domain", f"elmo.adapt_text=[{domain}]"
     )
     assert results["elmo_adaptation"]["texts"] == [str(domain)]
+    shown = capsys.readouterr().err
+    assert "step/s" not in shown and "s/step" not in shown  # progress=false: no adaptation bar
 
 
 @pytest.mark.parametrize(
