@@ -138,6 +138,11 @@ def test_bad_adaptation_text_is_one_line_naming_the_file(
     assert not (tmp_path / "cache").exists()  # refused before anything is built
 
 
+def test_a_missing_adaptation_text_is_named(base, task, tmp_path: Path) -> None:
+    with pytest.raises(AdaptTextError, match=r"adaptation text .*absent\.txt: No such file"):
+        adapt_bilm(base, task, [tmp_path / "absent.txt"], settings=TINY, cache_dir=tmp_path)
+
+
 def test_text_too_short_to_adapt_on_is_refused(base, tmp_path: Path) -> None:
     with pytest.raises(AdaptTextError, match="too short"):
         adapt_bilm(base, [["a", "b"]], settings=TINY, cache_dir=tmp_path)
