@@ -15,7 +15,8 @@ torch thread each. A run with a ``results.json`` is skipped; a killed one resume
 checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (⊕ the biLM in
 `--old-bilm`, by default the one shipped in the package) and ``elmo_glove_new`` (⊕ the biLM
 exported to `--new-bilm`: options.json + weights.hdf5; left out without it); ``--bilm NAME=DIR``
-adds ``elmo_glove_NAME`` for one more biLM (repeatable). Seeds:
+adds ``elmo_glove_NAME`` for one more biLM (repeatable), ``--adapt`` adds ``elmo_glove_task``
+(the old biLM adapted to each run's training sentences, ``elmo.adapt=task``). Seeds:
 `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
 Every finished run leaves a record in ``experiments/results/learning_curve_runs/`` (``<stem>_runs``
@@ -118,11 +119,14 @@ def variants(
     old_bilm: Path | None = None,
     corpus: str = "conll2003",
     more: dict[str, Path] | None = None,
+    adapt: bool = False,
 ) -> dict[str, list[str]]:
     """Variant name → its `ner.cli.train` overrides (the experiments `<corpus>_glove` and
     `<corpus>_elmo_glove`). `old_bilm`: the folder of the earlier biLM (default: the one shipped
     in the package, `elmo=small_news`), needed once a newer biLM has replaced it there; `more`:
-    further biLMs by name, each the variant ``elmo_glove_<name>``."""
+    further biLMs by name, each the variant ``elmo_glove_<name>``; `adapt`: the variant
+    ``elmo_glove_task``, the shipped biLM adapted to each run's training sentences
+    (``elmo.adapt=task``, its defaults)."""
     old = ["elmo=small_news"] if old_bilm is None else bilm_overrides("old", old_bilm)
     found = {
         "glove": [f"experiment={corpus}_glove"],
@@ -134,6 +138,8 @@ def variants(
             f"experiment={corpus}_elmo_glove",
             *bilm_overrides(name, folder),
         ]
+    if adapt:
+        found["elmo_glove_task"] = [f"experiment={corpus}_elmo_glove", *old, "elmo.adapt=task"]
     return found
 
 
@@ -397,6 +403,9 @@ def main() -> int:
         metavar="NAME=DIR",
         help="one more biLM (options/weights folder), as the variant elmo_glove_NAME",
     )
+    parser.add_argument(
+        "--adapt", action="store_true", help="add elmo_glove_task: the old biLM, elmo.adapt=task"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
     parser.add_argument(
         "--corpus", default="conll2003", help="runs experiment=<corpus>_glove / _elmo_glove"
@@ -414,7 +423,7 @@ def main() -> int:
     for flag, folder in [*flags, *(("--bilm", folder) for folder in more.values())]:
         if folder is not None and not (folder / "weights.hdf5").is_file():
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
-    options = variants(args.new_bilm, args.old_bilm, args.corpus, more)
+    options = variants(args.new_bilm, args.old_bilm, args.corpus, more, args.adapt)
     args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
     args.stem = result_stem(args.corpus)
     args.records = args.out / f"{args.stem}_runs"
@@ -422,7 +431,8 @@ def main() -> int:
     unknown = sorted(set(names) - set(options))
     if unknown:
         parser.error(
-            f"unknown variant(s) {unknown}; have {sorted(options)} (with --new-bilm, --bilm)"
+            f"unknown variant(s) {unknown}; have {sorted(options)}"
+            " (with --new-bilm, --bilm, --adapt)"
         )
     runs = plan(names, tuple(args.fractions), args.seeds)
     if args.command == "status":
