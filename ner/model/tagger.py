@@ -40,10 +40,16 @@ from ner.model.archive import ArchiveError, BiLMFiles, load_archive, model_versi
 from ner.model.evaluation import Evaluation, evaluation_schemes, score_tagged
 from ner.model.inputs import PreparedText, prepared_texts, prepared_tokens
 from ner.model.results import Entity, TaggedSentence, TaggedText
-from ner.model.saving import check_vocabularies, pretrained_words_of, restored_model, save_tagger
+from ner.model.saving import (
+    VOCABULARIES,
+    check_vocabularies,
+    pretrained_words_of,
+    restored_model,
+    save_tagger,
+)
 from ner.model.shipped import resolve_model
 from ner.tagger.constraints import continuation_mask
-from ner.tagger.dataset import Encoder, collate
+from ner.tagger.dataset import Vocabularies, collate
 from ner.tagger.marginals import CrfPosterior
 from ner.tagger.model import TaggerModel
 
@@ -71,7 +77,7 @@ class TaggingStopped(Exception):
 class Tagger:
     """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
 
-    model: the trained tagger; encoder: its word/char/tag vocabularies; bilm: the biLM files it
+    model: the trained tagger; vocabularies: its word/char/tag vocabularies; bilm: the biLM files it
     reads (None when it uses no ELMo); device: where to run; max_length: longer sentences are
     tagged in pieces of at most this many tokens; corpus_scheme: the tag scheme of the training
     corpus; tag_scheme: the scheme of the output tags (default: the corpus's, else the model's);
@@ -84,7 +90,7 @@ class Tagger:
     def __init__(
         self,
         model: TaggerModel,
-        encoder: Encoder,
+        vocabularies: Vocabularies,
         bilm: BiLMFiles | None = None,
         *,
         device: str | torch.device = "cpu",
@@ -98,7 +104,7 @@ class Tagger:
             raise InputError(f"max_length must be positive, got {max_length}")
         if model.elmo_mix is not None and bilm is None:
             raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
-        check_vocabularies(model, encoder)
+        check_vocabularies(model, vocabularies)
         # A per-token model's corpus has the scheme `TOKENS`; tags can be converted only to chunk
         # schemes.
         if corpus_scheme is not None and corpus_scheme not in (*SCHEMES, TOKENS):
@@ -108,7 +114,7 @@ class Tagger:
             )
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
-        self.encoder = encoder
+        self.vocabularies = vocabularies
         self.bilm_files = bilm
         self.max_length = max_length
         self.model_scheme: str = model.config["tag_scheme"]
@@ -168,8 +174,8 @@ class Tagger:
         """
         directory = resolve_model(directory)
         archive = load_archive(directory, allow_download=allow_download)
-        encoder = Encoder.from_json(archive.vocabularies["encoder"])
-        words, vectors = pretrained_words_of(archive, encoder)
+        vocabularies = Vocabularies.from_saved(archive.vocabularies, VOCABULARIES)
+        words, vectors = pretrained_words_of(archive, vocabularies)
         if vectors is not None:  # a compact folder's, rebuilt from the pinned table
             archive.state_dict["pretrained_words"] = vectors
         metadata = archive.manifest["metadata"]
@@ -177,7 +183,7 @@ class Tagger:
             directory,
             archive.model_config,
             archive.state_dict,  # float16 weights are widened to float32
-            encoder,
+            vocabularies,
             words,
             archive.bilm,
             corpus_scheme=metadata.get("corpus_scheme"),
@@ -198,7 +204,7 @@ class Tagger:
         source: Path,
         model_config: dict[str, Any],
         state_dict: dict[str, torch.Tensor],
-        encoder: Encoder,
+        vocabularies: Vocabularies,
         pretrained: Vocabulary | PackedWords | None,
         bilm: BiLMFiles | None,
         **options: Any,
@@ -207,8 +213,8 @@ class Tagger:
         one way a model folder (`load`) and a training checkpoint (`ner-evaluate`) become a
         `Tagger`. source: the folder or file they came from, for error messages; `options` go
         to the constructor. Raises `ArchiveError` when the parts do not fit together."""
-        model = restored_model(source, model_config, state_dict, encoder, pretrained)
-        tagger = cls(model, encoder, bilm, **options)
+        model = restored_model(source, model_config, state_dict, vocabularies, pretrained)
+        tagger = cls(model, vocabularies, bilm, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest
         return tagger
 
@@ -221,7 +227,7 @@ class Tagger:
         return save_tagger(
             directory,
             self.model,
-            self.encoder,
+            self.vocabularies,
             self.bilm_files,
             corpus_scheme=self.corpus_scheme,
             config=config,
@@ -395,7 +401,9 @@ class Tagger:
             if stop is not None and stop():
                 raise TaggingStopped("tagging was stopped before it ended")
             tokens = [pieces[i] for i in rows]
-            examples = [self.encoder.encode(r, sentence, None) for r, sentence in enumerate(tokens)]
+            examples = [
+                self.vocabularies.encode(r, sentence, None) for r, sentence in enumerate(tokens)
+            ]
             layers = None
             if self.bilm is not None:
                 if len(self._token_vectors) > TOKEN_CACHE_SIZE:

@@ -34,7 +34,7 @@ from ner.features.elmo import ElmoFeatures
 from ner.model.archive import MAX_BILM_BYTES, BiLMFiles
 from ner.model.saving import save_tagger
 from ner.model.tagger import Tagger
-from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
+from ner.tagger.dataset import Vocabularies, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
 from ner.training.adaptation import adapted_elmo
 from ner.training.config import TrainConfig, validate
@@ -42,7 +42,14 @@ from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split, score_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import LoopState, Trainer
-from ner.training.setup import Corpus, EncodedSplit, bilm_files, encode_split, load_splits
+from ner.training.setup import (
+    CHECKPOINT_VOCABULARIES,
+    Corpus,
+    EncodedSplit,
+    bilm_files,
+    encode_split,
+    load_splits,
+)
 from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
@@ -81,15 +88,17 @@ def git_commit() -> str | None:
     return f"{commit}-dirty" if dirty else commit
 
 
-def data_sizes(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> dict[str, Any]:
+def data_sizes(
+    cfg: DictConfig, vocabularies: Vocabularies, elmo: ElmoFeatures | None
+) -> dict[str, Any]:
     """The `TaggerModel` arguments that come from the data, not the config: the tags, the
     vocabulary sizes and the biLM's output shape (the ``model`` node holds the rest)."""
     glove = bool(cfg.embeddings.glove)
     return {
-        "tags": encoder.tags,
-        "num_words": len(encoder.words) if glove else 0,
-        "pretrained_words": len(encoder.pretrained or ()) if glove else 0,
-        "num_chars": len(encoder.chars) if cfg.embeddings.char else 0,
+        "tags": vocabularies.tags,
+        "num_words": len(vocabularies.words) if glove else 0,
+        "pretrained_words": len(vocabularies.pretrained or ()) if glove else 0,
+        "num_chars": len(vocabularies.chars) if cfg.embeddings.char else 0,
         "elmo_dim": elmo.output_dim if elmo is not None else 0,
         "elmo_layers": elmo.num_layers if elmo is not None else 3,
     }
@@ -112,7 +121,7 @@ def save_model(
     save_tagger(
         run_dir / "model",
         model,
-        prepared.encoder,
+        prepared.vocabularies,
         prepared.bilm,
         corpus_scheme=prepared.corpus.scheme,
         config=OmegaConf.to_container(cfg, resolve=True),
@@ -209,7 +218,7 @@ class Prepared:
     corpus: Corpus
     tags: list[str]
     model_scheme: str
-    encoder: Encoder
+    vocabularies: Vocabularies
     pretrained: PretrainedWords | None
     elmo: ElmoFeatures | None
     bilm: BiLMFiles | None = None
@@ -229,7 +238,7 @@ def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
     tags, model_scheme = labels_and_scheme(cfg, corpus)
     # vocabulary=all: train+dev+test text, AllenNLP's transductive setting (published numbers).
     vocabulary_splits = splits.values() if cfg.embeddings.vocabulary == "all" else [splits["train"]]
-    encoder = Encoder.build(
+    vocabularies = Vocabularies.build(
         [s for split in vocabulary_splits for s in split.tokens],
         tags,
         max_chars=cfg.embeddings.char.max_chars if cfg.embeddings.char else 50,
@@ -240,15 +249,15 @@ def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
     if glove and glove.source:
         pretrained = load_pretrained_words(
             glove.source,
-            encoder.words,
+            vocabularies.words,
             dim=glove.dim,
             seed=cfg.seed,
             member=glove.member,
             sha256=glove.sha256,
         )
-        encoder.pretrained = pretrained.extension  # dev/test words are looked up as new text
+        vocabularies.pretrained = pretrained.extension  # dev/test words are looked up as new text
     if cfg.elmo is None:
-        return Prepared(corpus, tags, model_scheme, encoder, pretrained, None)
+        return Prepared(corpus, tags, model_scheme, vocabularies, pretrained, None)
     elmo_config, adaptation = adapted_elmo(  # on the training sentences only
         OmegaConf.to_container(cfg.elmo, resolve=True),
         OmegaConf.to_container(cfg.trainer, resolve=True),
@@ -259,7 +268,7 @@ def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
         elmo_config, cache=cfg.elmo.cache, device=device, progress=bool(cfg.progress)
     )
     bilm = bilm_files(elmo_config)
-    return Prepared(corpus, tags, model_scheme, encoder, pretrained, elmo, bilm, adaptation)
+    return Prepared(corpus, tags, model_scheme, vocabularies, pretrained, elmo, bilm, adaptation)
 
 
 def encode_splits(prepared: Prepared) -> dict[str, EncodedSplit]:
@@ -267,7 +276,7 @@ def encode_splits(prepared: Prepared) -> dict[str, EncodedSplit]:
     corpus = prepared.corpus
     return {
         name: encode_split(
-            split, prepared.encoder, corpus.scheme, prepared.model_scheme, prepared.elmo
+            split, prepared.vocabularies, corpus.scheme, prepared.model_scheme, prepared.elmo
         )
         for name, split in corpus.splits.items()
     }
@@ -278,7 +287,7 @@ def build_model(
 ) -> tuple[TaggerModel, dict[str, Any]]:
     """The seeded, initialised model and its config; the pretrained vectors move into it (a
     resumed run gets them from its checkpoint) and are released from `prepared`."""
-    sizes = data_sizes(cfg, prepared.encoder, prepared.elmo)
+    sizes = data_sizes(cfg, prepared.vocabularies, prepared.elmo)
     # Seeded here, after the features: whether the biLM had to be loaded (a cache miss) must
     # not change the model's initialisation or the dropout stream.
     seed_everything(cfg.seed)
@@ -291,7 +300,7 @@ def build_model(
         model.set_pretrained_rows(pretrained.initial, pretrained.found_rows, copy=not resuming)
         if model.pretrained_words is not None and not resuming:  # None: no word beyond training
             model.pretrained_words.copy_(pretrained.vectors)
-    del pretrained  # the frozen vectors live on in the model, their words in the encoder
+    del pretrained  # the frozen vectors live on in the model, their words in the vocabularies
     release_free_memory()  # what reading the corpus and splitting the GloVe table left free
     return model, model.config
 
@@ -310,7 +319,7 @@ def unknown_word_replacement(cfg: DictConfig, prepared: Prepared) -> SingletonRe
         return None
     return SingletonReplacement.from_sentences(
         prepared.corpus.splits["train"].tokens,
-        prepared.encoder.words,
+        prepared.vocabularies.words,
         cfg.embeddings.unknown_replacement,
     )
 
@@ -350,7 +359,7 @@ def build_trainer(
         run_logger=run_logger,
         extra_state={
             "model_config": config,
-            "encoder": prepared.encoder.to_json(),
+            CHECKPOINT_VOCABULARIES: prepared.vocabularies.to_json(),
             "corpus_scheme": prepared.corpus.scheme,
             # An adapted biLM lives in the data folder's cache: ner-evaluate reads it from here.
             **({"bilm": asdict(prepared.bilm)} if prepared.adaptation else {}),
@@ -395,7 +404,7 @@ def evaluate_best_epoch(
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     corpus = prepared.corpus
     tagger = Tagger(
-        model, prepared.encoder, prepared.bilm, device=device, corpus_scheme=corpus.scheme
+        model, prepared.vocabularies, prepared.bilm, device=device, corpus_scheme=corpus.scheme
     )
     dev, test = (
         score_split(

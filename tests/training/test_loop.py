@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
-from ner.tagger.dataset import Encoder, Split, collate, tag_list
+from ner.tagger.dataset import Split, Vocabularies, collate, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.evaluation import evaluate_split
 from ner.training.loop import Trainer
@@ -23,12 +23,18 @@ def make_trainer(
     eval_every: int = 1,
 ):
     torch.manual_seed(0)
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
-        tags=MODEL_TAGS, tag_scheme="iob2", num_words=len(encoder.words), word_dim=8, hidden_size=8
+        tags=MODEL_TAGS,
+        tag_scheme="iob2",
+        num_words=len(vocabularies.words),
+        word_dim=8,
+        hidden_size=8,
     )
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
     split = Split("validation", TOKENS, TAGS)
 
     def evaluate(m):
@@ -132,14 +138,16 @@ def test_checkpoints_are_replaced_atomically_and_bad_ones_are_named(tmp_path):
 
 def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
     torch.manual_seed(0)
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
         tags=MODEL_TAGS, tag_scheme="iob2", elmo_dim=4, hidden_size=8, dropout=0.0, lstm_dropout=0.0
     )
     with torch.no_grad():
         model.elmo_mix.scalar_parameters.fill_(1.0)  # a penalty of 3 × mix_l2 per batch
     layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
 
     def make_batch(batch):
         length = max(len(e.words) for e in batch)
@@ -169,12 +177,12 @@ def one_step(
     so that only the chunking can change the step; and the logged loss per token."""
     torch.manual_seed(0)
     layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
         tags=MODEL_TAGS,
         tag_scheme="iob2",
-        num_words=len(encoder.words),
-        num_chars=len(encoder.chars),
+        num_words=len(vocabularies.words),
+        num_chars=len(vocabularies.chars),
         word_dim=8,
         elmo_dim=4,
         elmo_layer_norm=layer_norm,
@@ -183,7 +191,9 @@ def one_step(
         lstm_dropout=0.0,
     )
     before = [p.detach().clone() for p in model.parameters()]
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
     trainer = Trainer(
         model,
         torch.optim.SGD(model.parameters(), lr=0.1),
@@ -217,8 +227,10 @@ def test_a_step_in_row_chunks_gives_the_whole_batch_update(tmp_path, layer_norm)
 
 
 def test_row_chunks_respect_the_limit_and_keep_every_sentence():
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
     batch = collate(examples)  # 12 sentences of 4, 2 and 3 tokens, padded to 4
     whole = batch.split(48)
     assert len(whole) == 1 and whole[0] is batch
