@@ -77,6 +77,11 @@ class BiLM(nn.Module):
             raise ValueError(f"unknown biLM state mode {mode!r}; expected one of {STATE_MODES}")
         self._state = mode
 
+    def set_precision(self, precision: str) -> None:
+        """Run the LSTM's matrix products in `precision` (``float32`` or ``bfloat16``, see
+        `ner.common.precision`) while no gradient is taken."""
+        self.lstm.set_precision(precision)
+
     @property
     def output_dim(self) -> int:
         """2P: width of every returned layer."""

@@ -31,7 +31,7 @@ from ner.common.batching import length_batches
 from ner.common.errors import InputError
 from ner.common.memory import collector_paused, release_free_memory
 from ner.common.packed_words import PackedWords
-from ner.common.precision import product_dtype, warn_if_slow
+from ner.common.precision import warn_if_slow
 from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
@@ -123,7 +123,7 @@ class Tagger:
         self.tag_scheme: str = corpus_scheme or self.model_scheme
         self.use_tag_scheme(tag_scheme)
         self.tokenizer = check_tokenizer(tokenizer)
-        self.model.encoder.product_dtype = product_dtype(precision)  # checks the name
+        self.model.set_precision(precision)  # checks the name
         self.precision = precision
         warn_if_slow(precision, self.device)
         if self.labels == SPANS:
@@ -156,7 +156,7 @@ class Tagger:
                 f"values, but the model mixes {wanted[0]} layers of {wanted[1]}: the biLM is not "
                 "the one the model was trained with"
             )
-        bilm.lstm.product_dtype = self.model.encoder.product_dtype
+        bilm.set_precision(self.precision)
         return bilm.to(self.device).eval()
 
     @classmethod

@@ -122,6 +122,11 @@ class TaggerModel(nn.Module):
         masks = allowed_transitions(tag_scheme, self.tags) if constrained else None
         self.crf: ConstrainedCRF | None = ConstrainedCRF(len(self.tags), masks) if crf else None
 
+    def set_precision(self, precision: str) -> None:
+        """Run the BiLSTM's matrix products in `precision` (``float32`` or ``bfloat16``, see
+        `ner.common.precision`) while no gradient is taken; training stays float32."""
+        self.encoder.set_precision(precision)
+
     def _build_words(
         self, num_words: int, pretrained_words: int, word_dim: int, trainable: bool
     ) -> None:
