@@ -166,6 +166,26 @@ class TaggerModel(nn.Module):
         moved = self.word_embedding.weight - self.word_anchor
         return moved.pow(2).masked_fill(~self.word_pretrained_rows.unsqueeze(1), 0.0).sum()
 
+    def regularization(
+        self, *, mix_l2: float = 0.0, anchor_weight: float = 0.0
+    ) -> torch.Tensor | None:
+        """What a training step adds to a batch's loss (once per batch): `mix_l2` × the summed
+        squares of the ELMo mix's scalar weights (before their softmax) plus `anchor_weight` ×
+        `anchor_penalty`; None when neither applies (a weight of 0, no ELMo mix, no anchor).
+
+        # Parameters
+        mix_l2: the weight of the mix penalty (``elmo.mix.l2``).
+        anchor_weight: the weight of the word anchor penalty (``embeddings.glove.anchor_weight``
+            with ``tuning=anchored``).
+        """
+        terms = []
+        if mix_l2 and self.elmo_mix is not None:
+            terms.append(mix_l2 * self.elmo_mix.scalar_parameters.pow(2).sum())
+        anchor = self.anchor_penalty() if anchor_weight else None
+        if anchor is not None:
+            terms.append(anchor_weight * anchor)
+        return sum(terms[1:], terms[0]) if terms else None
+
     def _word_table(self) -> torch.Tensor:
         """The trained rows as the lookup sees them: the pretrained ones cut off from the
         gradient with word_tuning frozen or projected."""

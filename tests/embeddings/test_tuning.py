@@ -61,9 +61,9 @@ def train_steps(
     for _ in range(steps):
         optimizer.zero_grad()
         loss = model(batch(vocabularies))["loss"]
-        penalty = model.anchor_penalty()
-        if anchor_weight and penalty is not None:
-            loss = loss + anchor_weight * penalty
+        penalty = model.regularization(anchor_weight=anchor_weight)
+        if penalty is not None:
+            loss = loss + penalty
         loss.backward()
         optimizer.step()
 

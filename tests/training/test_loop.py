@@ -169,6 +169,60 @@ def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
     assert logged == pytest.approx(crf_loss, rel=1e-5)
 
 
+def test_the_model_regularization_gives_the_step_the_loop_gave(tmp_path):
+    """The loop once added the mix penalty itself and the model's anchor penalty after it; with
+    the model's `regularization` a batch gives the same loss and, bit for bit, the same
+    gradients."""
+    torch.manual_seed(0)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
+    model = TaggerModel(
+        tags=MODEL_TAGS,
+        tag_scheme="iob2",
+        num_words=len(vocabularies.words),
+        word_dim=8,
+        word_tuning="anchored",
+        elmo_dim=4,
+        hidden_size=8,
+        dropout=0.0,
+        lstm_dropout=0.0,
+    )
+    found = torch.arange(len(vocabularies.words)) % 2 == 0
+    model.set_pretrained_rows(torch.randn(len(vocabularies.words), 8), found)
+    with torch.no_grad():
+        model.elmo_mix.scalar_parameters.copy_(torch.tensor([0.5, -1.0, 2.0]))
+        model.word_embedding.weight.add_(0.1)  # the rows have moved from their anchor
+    layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
+    batch = collate(examples, elmo=lambda indices: layers[indices])
+
+    loss = model(batch)["loss"]  # the loop's old sum, written out
+    objective = loss + 10.0 * model.elmo_mix.scalar_parameters.pow(2).sum()
+    objective = objective + 0.5 * model.anchor_penalty()
+    objective.backward()
+    before = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+    model.zero_grad(set_to_none=True)
+    trainer = Trainer(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.0),
+        run_dir=tmp_path,
+        max_epochs=1,
+        batch_size=len(examples),
+        mix_l2=10.0,
+        anchor_weight=0.5,
+        progress=False,
+    )
+    assert trainer._accumulate_gradients(batch, 1) == float(loss.detach())
+    after = [p.grad for p in model.parameters() if p.grad is not None]
+    assert len(after) == len(before) and all(
+        torch.equal(a, b) for a, b in zip(after, before, strict=True)
+    )
+    penalty = model.regularization(mix_l2=10.0, anchor_weight=0.5)
+    assert float(penalty.detach()) == pytest.approx(float((objective - loss).detach()), rel=1e-6)
+    assert model.regularization() is None  # no weight: nothing to add
+
+
 def one_step(
     tmp_path, max_batch_tokens: int | None, layer_norm: bool = False
 ) -> tuple[list[torch.Tensor], ...]:
