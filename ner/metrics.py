@@ -9,7 +9,6 @@ the given scheme. All figures are percentages.
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-import numpy as np
 from seqeval.scheme import IOB1, IOB2, IOBES
 
 # seqeval.metrics imports scikit-learn (about a second), which tagging text never needs: the
@@ -29,45 +28,62 @@ def _percent(entry: dict[str, float]) -> dict[str, float]:
     }
 
 
-def _conlleval_report(gold: list[list[str]], predicted: list[list[str]]) -> dict:
-    """What ``classification_report(gold, predicted, output_dict=True, zero_division=0)`` returns
-    for its per-type and micro-average rows, computed by seqeval's own arithmetic, with the chunks
-    read once per side (the report reads them ten times, which dominated scoring dev each epoch).
-    """
-    from seqeval.metrics.sequence_labeling import get_entities
-    from seqeval.metrics.v1 import _precision_recall_fscore_support
+def conlleval_chunks(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+    """The chunks of a tag sequence as conlleval.pl reads them, whatever the scheme: (type,
+    first, last) with `last` inclusive, in seqeval's default-mode reading (its `get_entities`).
 
+    A tag is its first character (``B``, ``I``, ``E``, ``S``, ``O``) and the type after the
+    first hyphen (``_`` without one). A chunk ends after an ``E`` or ``S``, before a ``B``,
+    ``S`` or ``O`` that follows a ``B`` or ``I``, and at a change of type; one starts at a
+    ``B`` or ``S``, at an ``I`` or ``E`` after ``O``, ``E`` or ``S``, and at a change of type.
+    """
+    chunks = []
+    previous, previous_type, begin = "O", "", 0
+    for position, label in enumerate([*tags, "O"]):
+        tag, type_name = label[0], label[1:].split("-", maxsplit=1)[-1] or "_"
+        changed = previous_type != type_name
+        if (
+            previous in "ES"
+            or (previous in "BI" and tag in "BSO")
+            or (previous not in "O." and changed)
+        ):
+            chunks.append((previous_type, begin, position - 1))
+        if tag in "BS" or (previous in "OES" and tag in "IE") or (tag not in "O." and changed):
+            begin = position
+        previous, previous_type = tag, type_name
+    return chunks
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def _scores(true_positives: int, predicted: int, gold: int) -> dict[str, float]:
+    """Precision, recall and F1 (fractions, 0 where undefined) and support, with seqeval's
+    arithmetic (so its figures to the last bit)."""
+    precision, recall = _ratio(true_positives, predicted), _ratio(true_positives, gold)
+    denominator = precision + recall
+    f1 = 2.0 * precision * recall / denominator if denominator else 0.0
+    return {"precision": precision, "recall": recall, "f1-score": f1, "support": gold}
+
+
+def _conlleval_report(gold: list[list[str]], predicted: list[list[str]]) -> dict:
+    """What seqeval's ``classification_report(gold, predicted, output_dict=True,
+    zero_division=0)`` returns for its per-type and micro-average rows, with the chunks read
+    once per side (the report reads them ten times, which dominated scoring dev each epoch).
+    The sentences are read end to end with an ``O`` after each, as seqeval reads them."""
     chunks: tuple[dict[str, set], dict[str, set]] = (defaultdict(set), defaultdict(set))
-    for found, tags in zip(chunks, (gold, predicted), strict=True):
-        for type_name, start, end in get_entities(tags):
+    for found, sentences in zip(chunks, (gold, predicted), strict=True):
+        flat = [tag for sentence in sentences for tag in (*sentence, "O")]
+        for type_name, start, end in conlleval_chunks(flat):
             found[type_name].add((start, end))
     true, pred = chunks
-    names = sorted(set(true) | set(pred))
-    counts = (
-        np.array([len(pred[n]) for n in names], dtype=np.int64),
-        np.array([len(true[n] & pred[n]) for n in names], dtype=np.int64),
-        np.array([len(true[n]) for n in names], dtype=np.int64),
-    )
-    rows = {}
-    for average in (None, "micro"):
-        precision, recall, f1, support = _precision_recall_fscore_support(
-            gold,
-            predicted,
-            average=average,
-            zero_division=0,
-            extract_tp_actual_correct=lambda *_: counts,
-        )
-        if average is None:
-            rows.update(
-                {
-                    name: {"precision": p, "recall": r, "f1-score": f, "support": n}
-                    for name, p, r, f, n in zip(names, precision, recall, f1, support, strict=True)
-                }
-            )
-        else:
-            rows["micro avg"] = {
-                "precision": precision, "recall": recall, "f1-score": f1, "support": support,
-            }  # fmt: skip
+    counts = {
+        name: (len(true[name] & pred[name]), len(pred[name]), len(true[name]))
+        for name in sorted(set(true) | set(pred))
+    }
+    rows = {name: _scores(*count) for name, count in counts.items()}
+    rows["micro avg"] = _scores(*(sum(count[i] for count in counts.values()) for i in range(3)))
     return rows
 
 
