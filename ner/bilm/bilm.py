@@ -11,7 +11,7 @@ Three state modes decide the LSTM state a sentence starts from (docs/bilm.md, "S
   so a state that has read real text is the in-distribution starting point.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,14 +143,11 @@ class BiLM(nn.Module):
         self.options.save(options_file)
         write_weights(weight_file, self.tf_arrays())
 
-    def _apply(
-        self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any
-    ) -> "BiLM":
-        """Moving or casting the module moves the carried state and recomputes the warm one."""
-        self._warm = None
-        if self._carried is not None:
-            self._carried = LSTMState(fn(self._carried.h), fn(self._carried.c))
-        return super()._apply(fn, *args, **kwargs)
+    def _moved(self, state: LSTMState) -> bool:
+        """Whether the module was moved or cast since `state` was made: its weights are on
+        another device or of another dtype."""
+        weights = self.lstm.layers[0].w_proj
+        return (state.h.device, state.h.dtype) != (weights.device, weights.dtype)
 
     def reset_states(self) -> None:
         """Forget the carried state of `stateful` mode (the next batch starts from zeros)."""
@@ -200,6 +197,9 @@ class BiLM(nn.Module):
             return LSTMState(*(s.expand(-1, -1, batch, -1) for s in warm))
         if self._carried is None:
             return None
+        if self._moved(self._carried):  # the carried state follows the module
+            weights = self.lstm.layers[0].w_proj
+            self._carried = LSTMState(self._carried.h.to(weights), self._carried.c.to(weights))
         if self._carried.h.is_inference() and not torch.is_inference_mode_enabled():
             self._carried = LSTMState(self._carried.h.clone(), self._carried.c.clone())
         carried = self.lstm.zero_state(batch)
@@ -222,9 +222,10 @@ class BiLM(nn.Module):
     def warm_state(self) -> LSTMState:
         """The fixed `warm` starting state (1 row): the final state after reading WARMUP_TEXT.
 
-        Computed on first use and kept; `load_tf_arrays` (or moving the module) recomputes it.
+        Computed on first use and kept; `load_tf_arrays`, or moving or casting the module,
+        makes the next use compute it again.
         """
-        if self._warm is None:
+        if self._warm is None or self._moved(self._warm):
             mode = self.state
             carried = self._carried
             self._state, self._carried = "stateful", None
