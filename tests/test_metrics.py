@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from seqeval.metrics import classification_report
 
 from ner.data.tag_schemes import SCHEMES
-from ner.metrics import SEQEVAL_SCHEMES, conlleval_chunks, evaluate_tags, span_scores
+from ner.metrics import SEQEVAL_SCHEMES, evaluate_tags, span_scores
 
 
 def test_perfect_and_partial_scores_in_percent():
@@ -90,21 +90,6 @@ def test_default_mode_equals_seqevals_classification_report_bit_for_bit(sentence
         assert row["recall"] == 100.0 * float(wanted["recall"])
         assert row["f1"] == 100.0 * float(wanted["f1-score"])
         assert row["support"] == int(wanted["support"])
-
-
-# Odd labels too: no type, an empty type, a stray character, seqeval's "." (never a chunk).
-ODD_TAGS = [*TAG_ALPHABET, "B", "I", "E-", "S-LOC", "E-LOC", "X-PER", ".", "I-PER-X"]
-
-
-@pytest.mark.filterwarnings("ignore:.* seems not to be NE tag")
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(ODD_TAGS), max_size=14))
-def test_chunks_are_read_as_seqeval_reads_them(tags):
-    """`conlleval_chunks` gives seqeval's default-mode chunks (its `get_entities`), the chunks
-    that `span_scores` and the significance tests count."""
-    from seqeval.metrics.sequence_labeling import get_entities
-
-    assert conlleval_chunks(tags) == get_entities(list(tags))
 
 
 def test_token_scores_accuracy_per_label_and_confusions():

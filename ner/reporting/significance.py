@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ner.metrics import conlleval_chunks
+from ner.common.chunks import conlleval_chunks
 from ner.reporting.runs import ReportError, Run, metric
 
 PREDICTIONS_FILE = "predictions_test.txt"  # `token gold predicted` per line, written by training
