@@ -75,16 +75,24 @@ class TaggingStopped(Exception):
 
 
 class Tagger:
-    """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
+    """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text. Usually
+    made by `load`; tags with `predict` (raw text) or `predict_tokens` (token lists) and scores
+    gold-tagged sentences with `evaluate`.
 
-    model: the trained tagger; vocabularies: its word/char/tag vocabularies; bilm: the biLM files it
-    reads (None when it uses no ELMo); device: where to run; max_length: longer sentences are
-    tagged in pieces of at most this many tokens; corpus_scheme: the tag scheme of the training
-    corpus; tag_scheme: the scheme of the output tags (default: the corpus's, else the model's);
+    # Parameters
+    model: the trained tagger.
+    vocabularies: its word, character and tag vocabularies.
+    bilm: the biLM files it reads (None when it uses no ELMo).
+    device: where to run (``"cpu"``, ``"cuda"``, ...).
+    max_length: longer sentences are tagged in pieces of at most this many tokens.
+    corpus_scheme: the tag scheme of the training corpus (``iob1``, ``iob2``, ``bioes``, or
+        ``tokens`` for per-token labels).
+    tag_scheme: the scheme of the output tags (default: the corpus's, else the model's).
     tokenizer: how `predict` splits raw text, ``news`` (CoNLL-style, the default) or ``social``
-    (keeps @mentions, #hashtags, URLs, e-mail addresses and emoticons whole); precision: of the
-    LSTMs' matrix products, ``float32`` (exact, the default) or ``bfloat16`` (faster on CPUs with
-    bfloat16 instructions; confidences move slightly, see `ner.common.precision`).
+        (keeps @mentions, #hashtags, URLs, e-mail addresses and emoticons whole).
+    precision: of the LSTMs' matrix products, ``float32`` (exact, the default) or ``bfloat16``
+        (faster on CPUs with bfloat16 instructions; confidences move slightly, see
+        `ner.common.precision`).
     """
 
     def __init__(
@@ -137,8 +145,12 @@ class Tagger:
         self.version: str | None = None
 
     def use_tag_scheme(self, scheme: str | None) -> None:
-        """Write the output tags in `scheme` from now on (``iob1``, ``iob2`` or ``bioes``); None:
-        the training corpus's scheme, else the model's. A per-token model has no chunk scheme."""
+        """Write the output tags in another scheme from now on.
+
+        # Parameters
+        scheme: ``iob1``, ``iob2`` or ``bioes``; None: the training corpus's scheme, else the
+            model's. A per-token model has no chunk scheme (`InputError`).
+        """
         scheme = checked_scheme(scheme, self.labels)
         self.tag_scheme = scheme or self.corpus_scheme or self.model_scheme
 
@@ -211,8 +223,17 @@ class Tagger:
     ) -> "Tagger":
         """A tagger from saved parts (`ner.model.saving.restored_model`) and the biLM files; the
         one way a model folder (`load`) and a training checkpoint (`ner-evaluate`) become a
-        `Tagger`. source: the folder or file they came from, for error messages; `options` go
-        to the constructor. Raises `ArchiveError` when the parts do not fit together."""
+        `Tagger`. Raises `ArchiveError` when the parts do not fit together.
+
+        # Parameters
+        source: the folder or file the parts came from, for error messages.
+        model_config: the `TaggerModel` constructor arguments.
+        state_dict: its weights.
+        vocabularies: its vocabularies, without their pretrained words.
+        pretrained: the words of the frozen pretrained rows (None without any).
+        bilm: the biLM files (None for a model without ELMo).
+        options: for the constructor (``device``, ``tag_scheme``, ...).
+        """
         model = restored_model(source, model_config, state_dict, vocabularies, pretrained)
         tagger = cls(model, vocabularies, bilm, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest
@@ -222,7 +243,13 @@ class Tagger:
         self, directory: str | Path, *, config: dict[str, Any] | None = None, **options: Any
     ) -> Path:
         """Write this tagger as a self-contained model directory (see
-        `ner.model.saving.save_tagger`), with the scores it was loaded with."""
+        `ner.model.saving.save_tagger`), with the scores it was loaded with; returns its path.
+
+        # Parameters
+        directory: the folder to write (filled under a temporary name, then renamed into place).
+        config: the training run's configuration, kept for the record.
+        options: for `ner.model.saving.save_tagger` (``compact``, ``pretrained_source``, ...).
+        """
         options.setdefault("scores", self.scores)
         return save_tagger(
             directory,
@@ -285,7 +312,13 @@ class Tagger:
 
         A result's text is its tokens joined by single spaces, with each token's offsets into it.
         An empty list gives an empty result; an empty or whitespace-only token is a ValueError.
-        The options are `predict`'s.
+
+        # Parameters
+        sentences: token lists, one `TaggedText` each.
+        batch_size: sentences per forward pass.
+        tag_scheme: of the output tags, for this call (default: the tagger's `tag_scheme`).
+        stop: asked before each batch; once it answers True the tagging ends with
+            `TaggingStopped`.
         """
         return self._tag_prepared(prepared_tokens(sentences), batch_size, tag_scheme, stop)
 
@@ -302,7 +335,8 @@ class Tagger:
         (`ner.model.evaluation.score_tagged`).
 
         # Parameters
-        sentences: token lists; gold: one gold tag per token.
+        sentences: token lists.
+        gold: one gold tag per token.
         scheme: the gold's chunk scheme (detected when None).
         tag_scheme: of the predictions (default: the gold's, which adds the strict scores).
         batch_size: sentences per forward pass.
