@@ -101,13 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         check(args)
         plan = plan_of(args)
         failed = [] if args.report_only else train_runs(plan, args.jobs)
+        if failed:
+            names = ", ".join(run.name for run in failed)
+            print(f"ner-curve: run(s) failed: {names}; see their seed logs", file=sys.stderr)
         report = collect(plan)
     except NerError as error:
         return report_user_error("ner-curve", error)
     print("\n".join(headline(report)))
     print(f"written: {plan.out / 'curve.md'}, curve.json, curve.png", file=sys.stderr)
-    if failed:
-        print(f"ner-curve: {len(failed)} run(s) failed; see their seed logs", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -125,17 +125,19 @@ def _p(test: dict[str, Any] | None) -> str:
 
 
 def headline(report: dict[str, Any]) -> list[str]:
-    """The answer in words: F1 now, at 2× and 4× the data, with the interval."""
+    """The answer in words: F1 now (the runs' and the law's), at 2× and 4× the data with the
+    interval, and the held-out check."""
     level = f"{report['level']:.0%}"
+    now = report["points"][-1]
     lines = []
     for p in report["predictions"]:
-        amount = "your data" if p["factor"] == 1 else f"{p['factor']}× your data"
+        size = f"{p['train_sentences']:,.0f} sentences"
+        interval = f"{p['f1']:.1f} ({level} interval {p['low']:.1f}–{p['high']:.1f})"
         if p["factor"] == 1:
-            amount += " (the law's value)"
-        lines.append(
-            f"F1 at {amount} ({p['train_sentences']:,.0f} sentences): {p['f1']:.1f} "
-            f"({level} interval {p['low']:.1f}–{p['high']:.1f})"
-        )
+            runs = f"{now['mean_f1']:.1f} ± {now['std_f1']:.1f}"
+            lines.append(f"F1 with your data ({size}): the runs {runs}, the law {interval}")
+        else:
+            lines.append(f"F1 at {p['factor']}× your data ({size}): {interval}")
     check = report["holdout"]
     lines.append(
         f"Check: fitted without the whole set, the law predicts {check['predicted_f1']:.1f} "

@@ -59,7 +59,7 @@ def test_each_fraction_is_tested_against_the_previous_one_seed_by_seed() -> None
         assert test["paired"]["seeds"] == [1, 2, 3] and test["paired"]["sentences"] == 30
         assert test["seed_level"]["difference"] > 0  # more data, higher F1
     text = markdown(report)
-    assert text.startswith("- F1 at your data (the law's value) (2,000 sentences): ")
+    assert text.startswith("- F1 with your data (2,000 sentences): the runs ")
     assert "- F1 at 2× your data (4,000 sentences): " in text
     assert "| 0.125 | 250 |" in text and "| 1 | 2,000 |" in text
     assert "- Check: fitted without the whole set, the law predicts" in text
