@@ -1,7 +1,7 @@
 """How much more data do I need: a learning curve of your training config, extrapolated.
 
     ner-curve data.name=mydata experiment=quickstart --out curve [--fractions 0.125 0.25 0.5 1]
-        [--seeds 3] [--jobs 1] [--fit power|offset]
+        [--seeds 3] [--jobs 1] [--fit offset|power]
 
 Trains ``ner-train OVERRIDES`` on nested fractions of the training split with several seeds
 (`ner.training.curve`), resumable, then fits a power law to the error and writes, into
@@ -19,7 +19,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ner.common.errors import InputError, NerError, report_user_error
 from ner.reporting.curve_report import MIN_FRACTIONS, headline
-from ner.reporting.extrapolation import DEFAULT_LEVEL, DEFAULT_RESAMPLES, FORMS
+from ner.reporting.extrapolation import DEFAULT_FORM, DEFAULT_LEVEL, DEFAULT_RESAMPLES, FORMS
 from ner.training.api import compose_config
 from ner.training.curve import CurvePlan, collect, train_runs
 
@@ -45,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seeds", type=int, default=SEEDS, help="seeds per fraction (default 3)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time, 1 thread each")
-    parser.add_argument("--fit", choices=FORMS, default="power", help="the law (default power)")
+    parser.add_argument(
+        "--fit", choices=FORMS, default=DEFAULT_FORM, help="the law (default %(default)s)"
+    )
     parser.add_argument(
         "--resamples", type=int, default=DEFAULT_RESAMPLES, help="bootstrap and test resamples"
     )

@@ -44,7 +44,9 @@ def plot_curve(report: dict[str, Any], path: Path) -> Path:
         yerr=[[p["f1"] - p["low"] for p in extra], [p["high"] - p["f1"] for p in extra]],
         fmt="s", color="C1", capsize=4, label=f"2×, 4× your data ({report['level']:.0%})",
     )  # fmt: skip
-    axis.axvline(report["train_sentences"], color="0.4", linewidth=0.8, linestyle="--")
+    axis.axvline(
+        report["train_sentences"], color="0.4", linewidth=0.8, linestyle="--", label="your data"
+    )
     axis.set_xscale("log")
     axis.xaxis.set_major_formatter(ScalarFormatter())
     axis.xaxis.set_minor_formatter(NullFormatter())

@@ -9,7 +9,13 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from ner.reporting.extrapolation import DEFAULT_LEVEL, DEFAULT_RESAMPLES, extrapolate, holdout
+from ner.reporting.extrapolation import (
+    DEFAULT_FORM,
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    extrapolate,
+    holdout,
+)
 from ner.reporting.learning_curve import mean_and_spread, paired_records
 from ner.reporting.runs import ReportError
 from ner.reporting.significance import SIGNIFICANCE_LEVEL, compare_scores
@@ -58,7 +64,7 @@ def neighbour_tests(
 
 def curve_report(
     records: Sequence[dict[str, Any]],
-    form: str = "power",
+    form: str = DEFAULT_FORM,
     resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
     where: str = "the curve",

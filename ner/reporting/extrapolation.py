@@ -3,22 +3,28 @@ interval.
 
 The error is ``100 − F1`` (in percent) at ``n`` training sentences. Two forms:
 
-- ``power``: err(n) = a·n^−b, a straight line in log-log space, fitted by least squares on
-  log err. Two parameters, so a curve of 3–6 fractions pins it down; it never levels off, so far
+- ``offset`` (the default): err(n) = a·n^−b + c, with an error floor c ≥ 0 (what no amount of
+  data removes: noise in the labels, ambiguity). For each c on a grid below the smallest error
+  the line log(err − c) = log a − b·log n is fitted by least squares; the c whose curve leaves
+  the smallest squared error (in err) wins, refined on a finer grid around it.
+- ``power``: err(n) = a·n^−b (c = 0), a straight line in log-log space. It never levels off, so
   beyond the data it is optimistic.
-- ``offset``: err(n) = a·n^−b + c, the same with an error floor c ≥ 0 (the irreducible error:
-  noise in the labels, ambiguity). For each c on a grid below the smallest error the line is
-  fitted to log(err − c); the c whose curve leaves the smallest squared error (in err) wins. It
-  bends sooner, so it is the cautious one, but with few fractions c is barely determined.
+
+Why the floor is the default: fitted without the whole training set and asked for it (`holdout`),
+the plain law overshot on every real curve tried, by 0.4–2.2 F1 points on the CoNLL-2003
+learning curves of the study (4 variants, from 2% or from 10% of the data) and by 3.3 on the
+recorded ner-curve run, its interval missing the observed F1 in 8 of those 9 checks; the law with
+a floor landed within 1.3 points and its interval held every time (experiments/curve/
+check_laws.py). On synthetic curves with a floor the plain law's 95% interval covered the truth
+at 4× the data in 18% of draws, the floor's in 96%; on curves without one both covered about
+92% (tests/reporting/test_extrapolation.py).
 
 The interval is a bootstrap over the points (one per run): each resample adds the fit's
 residuals, drawn with replacement and scaled up for the parameters fitted, to the fitted curve
 and refits; the percentile interval of the refitted predictions (95% by default) is reported.
-On synthetic curves of 4 fractions × 3 seeds it covered the true F1 at 2× and 4× the data in 92%
-of 300 draws (tests/reporting/test_extrapolation.py); resampling the seeds within each fraction
-instead covered only 77–85%: three seeds understate a point's spread. The interval holds the
-seed-to-seed noise, not the doubt about the law's form; the held-out check (`holdout`: fit
-without the largest fraction, predict it) measures the latter.
+Resampling the seeds within each fraction instead covered only 77–85% on synthetic curves of
+4 fractions × 3 seeds: three seeds understate a point's spread. The interval holds the
+seed-to-seed noise, not the doubt about the law's form, which the held-out check measures.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FORMS = ("power", "offset")
+FORMS = ("offset", "power")
+DEFAULT_FORM = "offset"  # see the module: the one whose held-out checks held
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
-OFFSET_GRID = 200  # values of c tried between 0 and just below the smallest error
+OFFSET_GRID = 100  # values of c tried between 0 and just below the smallest error
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ def _best(
 
 
 def fit_many(
-    sizes: np.ndarray, errors: np.ndarray, form: str = "power"
+    sizes: np.ndarray, errors: np.ndarray, form: str = DEFAULT_FORM
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The law of `form` fitted to each row of `errors` ((R, P) percent errors at `sizes`, (P,)
     training sentences): its (a, b, c), each (R,).
@@ -96,7 +103,7 @@ def fit_many(
     return _best(log_sizes, errors, np.clip(around, 0.0, top))
 
 
-def fit(sizes: Sequence[float], errors: Sequence[float], form: str = "power") -> PowerLaw:
+def fit(sizes: Sequence[float], errors: Sequence[float], form: str = DEFAULT_FORM) -> PowerLaw:
     """The law of `form` fitted to percent errors at training sizes (one point per run)."""
     a, b, c = fit_many(np.asarray(sizes), np.asarray(errors)[None, :], form)
     return PowerLaw(float(a[0]), float(b[0]), float(c[0]))
@@ -135,7 +142,7 @@ def extrapolate(
     sizes: Sequence[float],
     f1: Sequence[float],
     targets: Sequence[float],
-    form: str = "power",
+    form: str = DEFAULT_FORM,
     resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
 ) -> Extrapolation:
@@ -193,7 +200,7 @@ class Holdout:
 def holdout(
     sizes: Sequence[float],
     f1: Sequence[float],
-    form: str = "power",
+    form: str = DEFAULT_FORM,
     resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
 ) -> Holdout:

@@ -22,7 +22,7 @@ from ner.common.errors import InputError
 from ner.common.files import write_json, write_text
 from ner.reporting.curve_plot import plot_curve
 from ner.reporting.curve_report import curve_report, markdown
-from ner.reporting.extrapolation import DEFAULT_LEVEL, DEFAULT_RESAMPLES
+from ner.reporting.extrapolation import DEFAULT_FORM, DEFAULT_LEVEL, DEFAULT_RESAMPLES
 from ner.reporting.learning_curve import budget, run_record, seed_rounds
 from ner.training.sweep import launch, log, run_state, run_sweep
 
@@ -62,7 +62,7 @@ class CurvePlan:
     fractions: Sequence[float]
     seeds: int
     full_epochs: int
-    form: str = "power"
+    form: str = DEFAULT_FORM
     resamples: int = DEFAULT_RESAMPLES
     level: float = DEFAULT_LEVEL
 

@@ -80,7 +80,8 @@ def test_a_tiny_curve_is_trained_reported_and_resumed(tmp_path: Path) -> None:
     assert [(t["fraction_a"], t["fraction_b"]) for t in report["tests"]] == [(0.5, 0.25), (1, 0.5)]
     assert all(t["paired"]["seeds"] == [1, 2] for t in report["tests"])
     for prediction in report["predictions"]:
-        assert 0 <= prediction["low"] <= prediction["f1"] <= prediction["high"] <= 100
+        assert 0 <= prediction["low"] <= prediction["high"] <= 100
+        assert 0 <= prediction["f1"] <= 100
     assert report["holdout"]["train_sentences"] == 120
     assert (out / "curve.png").stat().st_size > 0
     assert "| 0.25 | 30 |" in (out / "curve.md").read_text()

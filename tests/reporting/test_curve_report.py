@@ -34,7 +34,7 @@ def records(fractions: dict[float, int] = FRACTIONS, seeds: int = 3) -> list[dic
 
 
 def test_the_report_predicts_twice_and_four_times_the_data_near_the_law() -> None:
-    report = curve_report(records(), resamples=300)
+    report = curve_report(records(), "power", resamples=300)
     assert [p["train_sentences"] for p in report["points"]] == [250, 500, 1000, 2000]
     assert [p["seeds"] for p in report["points"]] == [[1, 2, 3]] * 4
     assert report["train_sentences"] == 2000
