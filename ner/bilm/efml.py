@@ -119,27 +119,45 @@ class EfmlModel:
         """Read and check a model folder; every error names the file and, where one, the key."""
         folder = Path(folder)
         architecture = _architecture(folder)
-        embedder, encoder = architecture.token_embedder, architecture.encoder
+        embedder = architecture.token_embedder
         chars = read_dictionary(folder / "char.dic", CHAR_SPECIALS)
         words = read_dictionary(folder / "word.dic", WORD_SPECIALS) if embedder.word_dim else None
-        options = BiLMOptions(
-            char_embedding_dim=embedder.char_dim,
-            filters=tuple((width, count) for width, count in embedder.filters),
-            n_highway=embedder.n_highway,
-            activation=embedder.activation,
-            lstm_dim=encoder.dim,
-            projection_dim=encoder.projection_dim,
-            n_layers=encoder.n_layers,
-            cell_clip=float(encoder.cell_clip) if encoder.cell_clip else None,
-            proj_clip=float(encoder.proj_clip) if encoder.proj_clip else None,
-            char_vocabulary=len(chars),
-            source=str(folder),
-        )
+        options = _options(architecture, len(chars), folder)
         tokens = _checked(folder / STATE_FILES[0], _embedder_shapes(options, words, embedder))
         lstm = _checked(folder / STATE_FILES[1], _encoder_shapes(options))
         arrays, word_vectors = _token_arrays(tokens, options, embedder.word_dim)
         arrays.update(_lstm_arrays(lstm, options))
         return cls(options, arrays, EfmlVocabulary(chars, words), word_vectors)
+
+
+def efml_options(folder: str | Path) -> BiLMOptions:
+    """The architecture of a model folder, read without its weights (config and char.dic)."""
+    folder = Path(folder)
+    chars = read_dictionary(folder / "char.dic", CHAR_SPECIALS)
+    return _options(_architecture(folder), len(chars), folder)
+
+
+def architecture_file(folder: str | Path) -> Path | None:
+    """The architecture JSON inside the folder that config.json names (None: a built-in one)."""
+    folder = Path(folder)
+    return _architecture_candidates(folder, _config_path(folder))[0]
+
+
+def _options(architecture: "_Architecture", chars: int, folder: Path) -> BiLMOptions:
+    embedder, encoder = architecture.token_embedder, architecture.encoder
+    return BiLMOptions(
+        char_embedding_dim=embedder.char_dim,
+        filters=tuple((width, count) for width, count in embedder.filters),
+        n_highway=embedder.n_highway,
+        activation=embedder.activation,
+        lstm_dim=encoder.dim,
+        projection_dim=encoder.projection_dim,
+        n_layers=encoder.n_layers,
+        cell_clip=float(encoder.cell_clip) if encoder.cell_clip else None,
+        proj_clip=float(encoder.proj_clip) if encoder.proj_clip else None,
+        char_vocabulary=chars,
+        source=str(folder),
+    )
 
 
 def read_dictionary(path: Path, specials: tuple[str, ...]) -> dict[str, int]:
@@ -206,6 +224,24 @@ class _Architecture(_Schema):
 def _architecture(folder: Path) -> _Architecture:
     """The architecture JSON that config.json's `config_path` names, looked up as the package
     does: the path, its name in the folder, then the configs the package ships."""
+    named = _config_path(folder)
+    candidate, name = _architecture_candidates(folder, named)
+    if candidate is not None:
+        try:
+            content = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise EfmlError(f"{candidate}: cannot read the architecture: {error}") from error
+        return validate(_Architecture, content, candidate, EfmlError)
+    if name in _PUBLISHED_NAMES:
+        return validate(_Architecture, PUBLISHED_ARCHITECTURE, name, EfmlError)
+    raise EfmlError(
+        f"{folder / CONFIG_FILE}: config_path {named!r} is neither in the folder nor a "
+        "published one"
+    )
+
+
+def _config_path(folder: Path) -> str:
+    """config.json's `config_path`: the architecture JSON's name."""
     config_file = folder / CONFIG_FILE
     try:
         config = json.loads(config_file.read_text(encoding="utf-8"))
@@ -214,19 +250,16 @@ def _architecture(folder: Path) -> _Architecture:
     named = config.get("config_path") if isinstance(config, dict) else None
     if not isinstance(named, str):
         raise EfmlError(f"{config_file}: field 'config_path' must name the architecture JSON")
+    return named
+
+
+def _architecture_candidates(folder: Path, named: str) -> tuple[Path | None, str]:
+    """The architecture file in the folder (its path, then its name), or None; and its name."""
     name = Path(named.replace("\\", "/")).name
     for candidate in (folder / named, folder / name):
         if candidate.is_file():
-            try:
-                content = json.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-                raise EfmlError(f"{candidate}: cannot read the architecture: {error}") from error
-            return validate(_Architecture, content, candidate, EfmlError)
-    if name in _PUBLISHED_NAMES:
-        return validate(_Architecture, PUBLISHED_ARCHITECTURE, name, EfmlError)
-    raise EfmlError(
-        f"{config_file}: config_path {named!r} is neither in the folder nor a published one"
-    )
+            return candidate, name
+    return None, name
 
 
 def _embedder_shapes(

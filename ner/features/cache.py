@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ner.bilm.char_ids import batch_to_ids
+from ner.bilm.bilm import BiLM
 from ner.common import keyed_cache
 from ner.common.batching import length_batches
 from ner.common.downloads import sha256_file
@@ -148,6 +148,8 @@ class ElmoFeatureCache:
         return out
 
 
+# Distinct token strings whose char-CNN vectors a build keeps (emptied when it holds more).
+MAX_CACHED_TOKENS = 100_000
 # Padded tokens per biLM batch (unless a single sentence is longer), so very long sentences
 # run in small batches instead of exhausting memory. The biLM itself has no length limit.
 MAX_BATCH_TOKENS = 4096
@@ -187,23 +189,29 @@ def _write_entry(
     directory: Path,
     key: dict[str, Any],
     sentences: Sequence[Sequence[str]],
-    bilm: torch.nn.Module,
+    bilm: BiLM,
     batch_size: int,
     progress: bool,
 ) -> None:
-    """Run the biLM over `sentences` (longest first) and write a complete entry in `directory`."""
+    """Run the biLM over `sentences` (longest first) and write a complete entry in `directory`.
+
+    The biLM reads the token strings (`embed_batch`), each format through its own input path (an
+    ELMoForManyLangs model's character and word dictionaries, bilm-tf's UTF-8 byte ids)."""
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     num_tokens = int(offsets[-1])
     shape = (num_tokens, bilm.num_layers, bilm.output_dim)
     layers_file = _LayerFile(directory / LAYERS, shape)
     bar = tqdm(total=num_tokens, desc="ELMo features", unit="tok", disable=not progress)
+    token_cache: dict[str, torch.Tensor] = {}  # char-CNN vectors by token string
     with torch.inference_mode():
         for chunk in length_batches(
             lengths, batch_size=batch_size, max_tokens=MAX_BATCH_TOKENS, skip_empty=True
         ):
             batch = [sentences[i] for i in chunk]
-            layers, _ = bilm(batch_to_ids(batch))  # (B, L, T, D)
+            if len(token_cache) > MAX_CACHED_TOKENS:
+                token_cache.clear()
+            layers, _ = bilm.embed_batch(batch, token_cache)  # (B, L, T, D)
             check_finite(layers, batch)
             layers = layers.float().transpose(1, 2).cpu().numpy()  # (B, T, L, D)
             for row, index in enumerate(chunk):
@@ -247,7 +255,7 @@ def open_or_build(
     root: Path,
     key: dict[str, Any],
     sentences: Sequence[Sequence[str]],
-    load_bilm: Callable[[], torch.nn.Module],
+    load_bilm: Callable[[], BiLM],
     *,
     batch_size: int = 32,
     verify: bool = True,

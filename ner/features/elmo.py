@@ -1,6 +1,5 @@
 """Where a batch's ELMo layers come from: the on-disk feature cache, or the biLM run live."""
 
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -9,11 +8,8 @@ from typing import Any
 
 import torch
 
-from ner.bilm.bilm import DEFAULT_STATE, BiLM
-from ner.bilm.char_ids import batch_to_ids
-from ner.bilm.options import BiLMOptions
-from ner.bilm.weights import resolve
-from ner.common.downloads import sha256_file
+from ner.bilm.bilm import BiLM
+from ner.bilm.source import configured_bilm
 from ner.common.paths import data_dir
 from ner.features.cache import (
     NonFiniteFeaturesError,
@@ -31,8 +27,9 @@ LayerSource = Callable[[list[int]], torch.Tensor]
 class ElmoFeatures:
     """ELMo layers for the sentences of one or more splits.
 
-    elmo_config: the ``elmo`` config node (options_file, weight_file: path or URL; state: warm |
-    stateless | stateful; batch_size; optional ``expected`` shapes); cache: use the feature
+    elmo_config: the ``elmo`` config node (path: a biLM folder or zip, with its format; or
+    options_file, weight_file: path or URL; state: warm | stateless | stateful; batch_size;
+    optional ``expected`` shapes); cache: use the feature
     cache (else the frozen biLM runs on every batch); cache_dir: where cache entries live
     (default ``data_dir()/elmo_cache``); verify: check the cache file's sha256 on open.
     """
@@ -47,29 +44,22 @@ class ElmoFeatures:
         device: torch.device | None = None,
         progress: bool = True,
     ) -> None:
-        self.options_file, self.weight_file = (
-            elmo_config["options_file"],
-            elmo_config["weight_file"],
-        )
-        self.options_path = resolve(self.options_file, desc="ELMo options")
-        self.weight_path = resolve(self.weight_file, desc="ELMo weights")
-        self.options = BiLMOptions.from_file(self.options_path)  # a bad file fails here, named
-        self.state = elmo_config.get("state", DEFAULT_STATE)
+        self.location = configured_bilm(elmo_config)
+        self.options = self.location.architecture()  # a bad file fails here, named
+        self.state = self.location.state
         self.batch_size = int(elmo_config.get("batch_size", 32))
         self.expected = elmo_config.get("expected")
         self.use_cache, self.verify, self.progress = cache, verify, progress
         self.cache_dir = Path(cache_dir) if cache_dir else data_dir() / "elmo_cache"
         self.device = device or torch.device("cpu")
         self._bilm: BiLM | None = None
-        self._weights_sha256: str | None = None
+        self._identity: tuple[str, dict[str, Any]] | None = None
         self.cache_seconds = 0.0
 
     def bilm(self) -> BiLM:
         """The frozen biLM, loaded on first use."""
         if self._bilm is None:
-            self._bilm = BiLM.from_files(
-                self.options_file, self.weight_file, state=self.state, expected=self.expected
-            )
+            self._bilm = self.location.load(expected=self.expected)
             self._bilm.requires_grad_(False).eval().to(self.device)
         return self._bilm
 
@@ -96,11 +86,11 @@ class ElmoFeatures:
         if not self.use_cache:
             return lambda indices: self.live([sentences[i] for i in indices])
         started = time.perf_counter()
-        if self._weights_sha256 is None:
-            self._weights_sha256 = sha256_file(Path(self.weight_path))
+        if self._identity is None:
+            self._identity = self.location.identity()
         key = cache_key(
-            weights_sha256=self._weights_sha256,
-            options=json.loads(Path(self.options_path).read_text()),
+            weights_sha256=self._identity[0],
+            options=self._identity[1],
             state=self.state,
             batch_size=self.batch_size,
             corpus=corpus_fingerprint(sentences),
@@ -116,16 +106,16 @@ class ElmoFeatures:
                 progress=self.progress,
             )
         except NonFiniteFeaturesError as error:
-            raise NonFiniteFeaturesError(f"{self.weight_file}: {error}") from None
+            raise NonFiniteFeaturesError(f"{self.location.location}: {error}") from None
         self.cache_seconds += time.perf_counter() - started
         return cache.batch
 
     @torch.no_grad()
     def live(self, sentences: list[Sequence[str]]) -> torch.Tensor:
         """Run the frozen biLM on a batch: (B, L, T, D) float32."""
-        layers, _ = self.bilm()(batch_to_ids(sentences).to(self.device))
+        layers, _ = self.bilm().embed_batch(sentences, {})
         try:
             check_finite(layers, sentences)
         except NonFiniteFeaturesError as error:
-            raise NonFiniteFeaturesError(f"{self.weight_file}: {error}") from None
+            raise NonFiniteFeaturesError(f"{self.location.location}: {error}") from None
         return layers

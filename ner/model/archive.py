@@ -47,7 +47,9 @@ from pydantic import AfterValidator, BaseModel, Field, create_model, model_valid
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from ner.bilm.bilm import DEFAULT_STATE, STATE_MODES
+from ner.bilm.bilm import STATE_MODES
+from ner.bilm.folder import FORMATS
+from ner.bilm.source import BiLMFiles, BiLMFolder, BiLMSource
 from ner.common.archives import ArchiveError
 from ner.common.downloads import DownloadRefused, fetch, is_url, sha256_file
 from ner.common.file_schema import STRICT, validate
@@ -56,6 +58,7 @@ from ner.common.paths import PRETRAINED_DIR
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import SCHEMES
 from ner.embeddings.glove import GLOVE_6B_50D
+from ner.model.bilm_folder import download_refused, folder_entry, resolve_folder
 
 logger = logging.getLogger(__name__)
 
@@ -76,19 +79,6 @@ EMBED_BILM_MAX_BYTES = 100 * 2**20
 MAX_BILM_BYTES = 4 * 2**30
 
 
-@dataclass(frozen=True)
-class BiLMFiles:
-    """Where a frozen biLM lives: options/weights as local paths or URLs, with their sha256
-    (computed from local files when None), and the state mode it was run in
-    ("warm" | "stateless" | "stateful"; by default "warm", as training's ``elmo.state``)."""
-
-    options: str
-    weights: str
-    state: str = DEFAULT_STATE
-    options_sha256: str | None = None
-    weights_sha256: str | None = None
-
-
 @dataclass
 class LoadedArchive:
     """Everything a model directory holds, as plain values; `bilm` has local, verified paths."""
@@ -99,7 +89,7 @@ class LoadedArchive:
     state_dict: dict[str, torch.Tensor]
     vocabularies: dict[str, Any]
     config: dict[str, Any]
-    bilm: BiLMFiles | None
+    bilm: BiLMSource | None
     rebuilt: dict[str, Any]  # state-dict names left out → {"source", "count", "sha256"}
 
 
@@ -126,13 +116,16 @@ def _shipped_part(path: Path, digest: str) -> str | None:
 
 
 def _bilm_entry(
-    bilm: BiLMFiles, target: Path, embed_max_bytes: int, refer_to_package: bool
+    bilm: BiLMSource, target: Path, embed_max_bytes: int, refer_to_package: bool
 ) -> dict[str, Any]:
-    """The manifest's biLM entry. Both files are fetched (URLs are downloaded once, into the
-    cache) and hashed. With `refer_to_package`, files of a biLM shipped in this package are
-    recorded by their place in it; otherwise, when together no larger than `embed_max_bytes`,
-    they are copied into `target`/bilm/ (with their origin: the URL, or the folder and file name
-    they came from), else the entry keeps their source: the URL, or the absolute local path."""
+    """The manifest's biLM entry (a biLM folder's: `folder_entry`). Both files are fetched (URLs
+    are downloaded once, into the cache) and hashed. With `refer_to_package`, files of a biLM
+    shipped in this package are recorded by their place in it; otherwise, when together no
+    larger than `embed_max_bytes`, they are copied into `target`/bilm/ (with their origin: the
+    URL, or the folder and file name they came from), else the entry keeps their source: the
+    URL, or the absolute local path."""
+    if isinstance(bilm, BiLMFolder):
+        return folder_entry(bilm, target, embed_max_bytes)
     entry: dict[str, Any] = {"state": bilm.state}
     sources = {"options": bilm.options, "weights": bilm.weights}
     digests = {"options": bilm.options_sha256, "weights": bilm.weights_sha256}
@@ -165,7 +158,7 @@ def save_archive(
     model: torch.nn.Module,
     model_config: dict[str, Any],
     vocabularies: dict[str, Any],
-    bilm: BiLMFiles | None = None,
+    bilm: BiLMSource | None = None,
     config: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
     embed_bilm_max_bytes: int = EMBED_BILM_MAX_BYTES,
@@ -262,7 +255,9 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
             f"{path} was changed after it was written (its manifest_sha256 does not match its "
             "content): the model cannot be trusted; use an unmodified copy or retrain"
         )
-    validate(_Manifest, manifest, path, ArchiveError)
+    bilm = manifest.get("bilm")
+    schema = _FolderManifest if isinstance(bilm, dict) and "folder" in bilm else _Manifest
+    validate(schema, manifest, path, ArchiveError)
     return manifest
 
 
@@ -393,6 +388,35 @@ class _BiLM(_Schema):
     weights: _BiLMFile = Field(description=_FILE_ENTRY)
 
 
+class _BiLMFolderItem(_Schema):
+    """Where a biLM folder is: exactly one of `file` (a folder in the model folder) and
+    `source` (a folder's path, or a zip's path or URL)."""
+
+    file: _RelativeFile = Field(None, description="a relative path inside the model directory")
+    source: str = Field(None, min_length=1, description="a path or URL")
+    sha256: _Digest
+    size: _Count = Field(description="the bytes to read (a whole number)")
+    archive_sha256: _Digest = Field(None, description="the zip's hex sha256 digest")
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "_BiLMFolderItem":
+        if len({"file", "source"} & self.model_fields_set) != 1:
+            raise ValueError("not exactly one of file and source")
+        return self
+
+
+class _BiLMFolder(_Schema):
+    state: Literal[STATE_MODES] = Field(  # type: ignore[valid-type]
+        description=f"one of {', '.join(STATE_MODES)} (or bilm null)"
+    )
+    format: Literal[FORMATS] = Field(  # type: ignore[valid-type]
+        description=f"one of {', '.join(FORMATS)}"
+    )
+    folder: _BiLMFolderItem = Field(
+        description="an object with exactly one of 'file' or 'source', 'sha256' and 'size'"
+    )
+
+
 class _Manifest(_Schema):
     """The fields of archive.json that the loader reads (format and versions are checked
     first, by `read_manifest`)."""
@@ -417,6 +441,12 @@ class _Manifest(_Schema):
     bilm: _BiLM | None = Field(
         None, description="an object with the biLM's state, options and weights (or null)"
     )
+
+
+class _FolderManifest(_Manifest):
+    """The manifest of a model that reads a biLM folder (its ``bilm`` entry has a ``folder``)."""
+
+    bilm: _BiLMFolder = Field(description="an object with the biLM's state, format and folder")
 
 
 def _checked_file(directory: Path, manifest: dict[str, Any], name: str) -> Path:
@@ -447,11 +477,13 @@ def _read_json(directory: Path, manifest: dict[str, Any], name: str) -> Any:
 
 def _resolve_bilm(
     directory: Path, entry: dict[str, Any] | None, allow_download: bool
-) -> BiLMFiles | None:
+) -> BiLMSource | None:
     """Local, sha256-verified paths of the biLM files; a URL is downloaded (once, no larger than
     the manifest's size) only when `allow_download`."""
     if entry is None:
         return None
+    if "folder" in entry:
+        return resolve_folder(directory, entry, allow_download)
     paths, digests = {}, {}
     for name in ("options", "weights"):
         item = entry[name]
@@ -470,12 +502,7 @@ def _resolve_bilm(
                 download=allow_download,
             )
         except DownloadRefused:
-            raise ArchiveError(
-                f"the biLM {name} file of model {directory} is to be downloaded from {source}. "
-                "A model folder can name any address, so loading downloads only when allowed: "
-                "if you trust where the folder comes from, load it with allow_download=True "
-                "(ner-predict/ner-serve --allow-download), or point the manifest at a local copy"
-            ) from None
+            raise ArchiveError(download_refused(directory, f"{name} file", source)) from None
         except OSError as error:  # missing, too large, corrupt (ChecksumError), not downloadable
             raise ArchiveError(f"the biLM {name} file of model {directory}: {error}") from None
         paths[name] = str(path)

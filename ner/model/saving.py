@@ -14,6 +14,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ner.bilm.source import BiLMSource
 from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.pretrained import (
@@ -26,7 +27,6 @@ from ner.model.archive import (
     REBUILDABLE,
     WEIGHTS,
     ArchiveError,
-    BiLMFiles,
     LoadedArchive,
     save_archive,
 )
@@ -42,7 +42,7 @@ def save_tagger(
     directory: str | Path,
     model: TaggerModel,
     vocabularies: Vocabularies,
-    bilm: BiLMFiles | None,
+    bilm: BiLMSource | None,
     *,
     corpus_scheme: str | None = None,
     config: dict[str, Any] | None = None,

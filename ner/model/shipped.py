@@ -20,8 +20,8 @@ from ner.model.archive import MANIFEST
 logger = logging.getLogger(__name__)
 
 CARD = "card.json"
-# The configuration keys that hold a biLM file's path or URL (``elmo.options_file``, ...).
-BILM_FILE_KEYS = ("options_file", "weight_file")
+# The configuration keys that hold a biLM file's or folder's path or URL (``elmo.path``, ...).
+BILM_FILE_KEYS = ("options_file", "weight_file", "path")
 # An absolute path of a shipped biLM's file, as a run's resolved configuration records it.
 _SHIPPED_BILM_FILE = re.compile(r"/.*/ner/pretrained/([\w.-]+)/(options\.json|weights\.hdf5)")
 
@@ -81,9 +81,9 @@ def portable_config(config: Any, run_folder: Path | None = None) -> Any:
     """A run's configuration with each absolute path of a shipped biLM's file written back as
     the ``${shipped_bilm:NAME,options|weights}`` expression it was resolved from, so that a
     copy made for others names no folder of the machine it was trained on. With `run_folder`,
-    each other local path of a biLM file (``options_file``, ``weight_file``) is written
-    relative to it, or left out (null) when outside it: the manifest's sha256 and size still
-    identify the biLM."""
+    each other local path of a biLM file or folder (``options_file``, ``weight_file``,
+    ``path``) is written relative to it, or left out (null) when outside it: the manifest's
+    sha256 and size still identify the biLM."""
 
     def portable(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):

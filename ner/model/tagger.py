@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from ner.bilm.bilm import BiLM
+from ner.bilm.source import BiLMSource
 from ner.common.batching import length_batches
 from ner.common.errors import InputError
 from ner.common.memory import collector_paused, release_free_memory
@@ -36,7 +37,7 @@ from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import check_tokenizer
-from ner.model.archive import ArchiveError, BiLMFiles, load_archive, model_version
+from ner.model.archive import ArchiveError, load_archive, model_version
 from ner.model.evaluation import Evaluation, evaluation_schemes, score_tagged
 from ner.model.inputs import PreparedText, prepared_texts, prepared_tokens
 from ner.model.results import Entity, TaggedSentence, TaggedText
@@ -99,7 +100,7 @@ class Tagger:
         self,
         model: TaggerModel,
         vocabularies: Vocabularies,
-        bilm: BiLMFiles | None = None,
+        bilm: BiLMSource | None = None,
         *,
         device: str | torch.device = "cpu",
         max_length: int = 256,
@@ -160,11 +161,11 @@ class Tagger:
         if self.bilm_files is None or self.model.elmo_mix is None:
             return None
         files = self.bilm_files
-        bilm = BiLM.from_files(files.options, files.weights, state=files.state)
+        bilm = files.load()
         wanted = (self.model.config["elmo_layers"], self.model.config["elmo_dim"])
         if (bilm.num_layers, bilm.output_dim) != wanted:
             raise ArchiveError(
-                f"the biLM {files.options} gives {bilm.num_layers} layers of {bilm.output_dim} "
+                f"the biLM {files.location} gives {bilm.num_layers} layers of {bilm.output_dim} "
                 f"values, but the model mixes {wanted[0]} layers of {wanted[1]}: the biLM is not "
                 "the one the model was trained with"
             )
@@ -218,7 +219,7 @@ class Tagger:
         state_dict: dict[str, torch.Tensor],
         vocabularies: Vocabularies,
         pretrained: Vocabulary | PackedWords | None,
-        bilm: BiLMFiles | None,
+        bilm: BiLMSource | None,
         **options: Any,
     ) -> "Tagger":
         """A tagger from saved parts (`ner.model.saving.restored_model`) and the biLM files; the

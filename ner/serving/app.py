@@ -82,12 +82,16 @@ def run_scores(
         return None, None
 
 
-def bilm_name(model_dir: Path, options: str) -> str:
+def bilm_name(model_dir: Path, location: str) -> str:
     """The biLM's name: the folder it was saved from (e.g. ``elmo-small-news``), which the
-    manifest records as its origin when the files were copied into the model directory."""
-    entry = (read_manifest(model_dir).get("bilm") or {}).get("options") or {}
-    source = entry.get("origin") or entry.get("source") or options
+    manifest records as its origin when the files were copied into the model directory; a biLM
+    folder's own name, or its zip's without ``.zip``."""
+    bilm = read_manifest(model_dir).get("bilm") or {}
+    entry = bilm.get("options") or bilm.get("folder") or {}
+    source = entry.get("origin") or entry.get("source") or location
     path = PurePosixPath(urlparse(source).path) if is_url(source) else Path(source)
+    if "folder" in bilm:
+        return path.name.removesuffix(".zip")
     return path.parent.name or path.stem
 
 
@@ -97,7 +101,7 @@ def model_info(tagger: Tagger, model_dir: Path, limits: Limits) -> InfoOut:
     if tagger.bilm is not None and tagger.bilm_files is not None:
         options = tagger.bilm.options
         bilm = BiLMInfo(
-            name=bilm_name(model_dir, tagger.bilm_files.options),
+            name=bilm_name(model_dir, tagger.bilm_files.location),
             layers=tagger.bilm.num_layers,
             output_dim=tagger.bilm.output_dim,
             lstm_dim=options.lstm_dim,

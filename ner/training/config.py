@@ -14,6 +14,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
 from ner.bilm.bilm import DEFAULT_STATE, STATE_MODES
+from ner.bilm.folder import FORMATS as BILM_FORMATS
+from ner.bilm.folder import detect_format, folder_options, is_zip
 from ner.bilm.options import BiLMOptions
 from ner.bilm.scalar_mix import MixError, mixed_layers
 from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, share
@@ -142,9 +144,14 @@ class ElmoConfig:
     """Everything about the biLM features: the weights, state mode, cache, mix and dropout."""
 
     name: str = MISSING
-    options_file: str = MISSING  # a path or URL
-    weight_file: str = MISSING  # a path or URL
+    options_file: str | None = None  # a path or URL
+    weight_file: str | None = None  # a path or URL
     expected: ExpectedShapes | None = None
+    # A biLM folder (ELMoForManyLangs, or one options .json + one weights .hdf5) or a .zip of
+    # one (a path or URL); when set it replaces options_file and weight_file.
+    path: str | None = None
+    format: str | None = one_of(*BILM_FORMATS, default=None)  # of `path`; null: detected
+    sha256: str | None = None  # of `path`'s zip; null: the digest of its first download is kept
     state: str = one_of(*STATE_MODES, default=DEFAULT_STATE)
     batch_size: int = at_least(1, 32)  # sentences per biLM batch when features are computed
     cache: bool = True  # compute the frozen biLM's layers once per corpus and reuse them
@@ -250,6 +257,11 @@ def validate(cfg: DictConfig) -> None:
     check_ranges(cfg, TrainConfig)
     elmo = cfg.get("elmo")
     if elmo is not None:
+        if not elmo.path and not (elmo.options_file and elmo.weight_file):
+            raise ConfigError(
+                "elmo: set elmo.path (a biLM folder or zip) or both elmo.options_file and "
+                "elmo.weight_file (or elmo=none for no ELMo)"
+            )
         mix = elmo.mix
         try:
             mixed_layers(bilm_layers(elmo), mix.layers, mix.fixed_weights)
@@ -295,6 +307,11 @@ def bilm_layers(elmo: DictConfig) -> int | None:
     local file (a malformed one raises `OptionsError` naming it, before any data loads), else
     from its preset's expected shapes; None when neither is at hand (a URL not downloaded yet:
     loading the biLM checks it)."""
+    if elmo.get("path"):
+        folder = Path(str(elmo.path)).expanduser()
+        if is_zip(folder) or not folder.is_dir():
+            return None
+        return folder_options(folder, detect_format(folder, elmo.get("format"))).num_layers
     path = Path(str(elmo.options_file)).expanduser()
     if path.is_file():
         return BiLMOptions.from_file(path).num_layers

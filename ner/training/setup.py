@@ -6,12 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ner.bilm.bilm import DEFAULT_STATE
+from ner.bilm.source import BiLMSource, configured_bilm
 from ner.data import prepare_corpus
 from ner.data.corpora import configured_options, log_changes
 from ner.data.subsets import fraction_size, nested_subset
 from ner.features.elmo import ElmoFeatures
-from ner.model.archive import BiLMFiles
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example, Split, Vocabularies, collate, convert_split, read_splits
 
@@ -103,12 +102,6 @@ def encode_split(
     return EncodedSplit(examples, lambda batch: collate(batch, source))
 
 
-def bilm_files(elmo: dict[str, Any] | None) -> BiLMFiles | None:
-    """The biLM files an ``elmo`` config group names (None for a run without ELMo)."""
-    if elmo is None:
-        return None
-    return BiLMFiles(
-        options=str(elmo["options_file"]),
-        weights=str(elmo["weight_file"]),
-        state=str(elmo.get("state", DEFAULT_STATE)),
-    )
+def bilm_files(elmo: dict[str, Any] | None) -> BiLMSource | None:
+    """The biLM an ``elmo`` config group names (None for a run without ELMo)."""
+    return None if elmo is None else configured_bilm(elmo)

@@ -169,6 +169,11 @@ class Scaled(torch.nn.Module):
         layers, mask = self.bilm(ids)
         return layers * self.factor, mask
 
+    def embed_batch(self, sentences, token_cache):
+        """What the cache calls: the biLM on token strings."""
+        layers, mask = self.bilm.embed_batch(sentences, token_cache)
+        return layers * self.factor, mask
+
 
 def test_values_beyond_float16_are_cached_exactly_as_float32(tmp_path, bilm):
     big = Scaled(bilm, 1e6)  # the fixture's layers reach ~1, so ~1e6 here: inf in float16
