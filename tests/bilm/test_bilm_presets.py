@@ -65,3 +65,26 @@ def test_preset_shapes_apply_to_its_own_files_only():
     elmo = OmegaConf.to_container(cfg.elmo, resolve=True)
     model = BiLM.from_files(elmo["options_file"], elmo["weight_file"], expected=elmo["expected"])
     assert model.output_dim == 32
+
+
+# ELMoForManyLangs presets → the NLPL repository's id of the language's zip.
+EFML_PRESETS = {"es": 145, "nl": 164, "de": 142, "fr": 150}
+
+
+@pytest.mark.parametrize("language", sorted(EFML_PRESETS))
+def test_elmoformanylangs_presets_name_the_published_zip_without_a_made_up_pin(language):
+    elmo = preset(f"efml_{language}")
+    number = EFML_PRESETS[language]
+    assert elmo["path"] == f"http://vectors.nlpl.eu/repository/11/{number}.zip"
+    assert elmo["format"] == "efml" and elmo["state"] == "stateless"
+    assert elmo["sha256"] is None and elmo["options_file"] is None
+
+
+def test_a_config_without_a_bilm_is_refused_in_one_line():
+    from ner.common.schema import ConfigError
+    from ner.training.config import validate
+
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        cfg = compose(config_name="train", overrides=["elmo.weight_file=null"])
+    with pytest.raises(ConfigError, match=r"set elmo\.path .* or both elmo\.options_file and"):
+        validate(cfg)
