@@ -169,4 +169,7 @@ class _Options(_Schema):
     """options.json (keys that only training reads, such as ``dropout``, are ignored)."""
 
     lstm: _Lstm = Field(description="an object with the biLSTM's settings")
-    char_cnn: _CharCnn = Field(description="an object with the character CNN's settings")
+    char_cnn: _CharCnn = Field(
+        description="an object with the character CNN's settings (models with word inputs "
+        "only, which have none, are unsupported)"
+    )
