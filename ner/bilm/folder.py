@@ -105,6 +105,18 @@ def folder_options(folder: str | Path, format: str) -> BiLMOptions:
     return BiLMOptions.from_file(allennlp_pair(folder)[0])
 
 
+_DIGESTS: dict[tuple, str] = {}  # (path, size, mtime, inode) → sha256 of the zips unpacked
+
+
+def _digest(archive: Path) -> str:
+    """sha256 of a zip, hashed once per process while it is unchanged."""
+    stat = archive.stat()
+    key = (str(archive), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = sha256_file(archive)
+    return _DIGESTS[key]
+
+
 def local_folder(
     source: str | Path,
     *,
@@ -130,7 +142,7 @@ def local_folder(
         ) from None
     if not zipfile.is_zipfile(archive):
         raise ArchiveError(f"{text}: not a zip file")
-    target = data_dir() / "extracted" / f"{sha256_file(archive)[:16]}-{archive.stem}"
+    target = data_dir() / "extracted" / f"{(sha256 or _digest(archive))[:16]}-{archive.stem}"
     unpacked = extract(archive, target)
     inner = [p for p in unpacked.iterdir() if p.is_dir() and p.name != "__MACOSX"]
     holds_model = (unpacked / CONFIG_FILE).is_file() or any(unpacked.glob("*.hdf5"))

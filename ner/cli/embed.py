@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         help="a biLM folder, its format detected: ELMoForManyLangs (config.json, char.dic, "
-        "*.pkl) or one options .json with one weights .hdf5 (instead of the two files below)",
+        "*.pkl) or one options .json with one weights .hdf5 (instead of the two files below); "
+        "or a .zip of one (path or URL)",
     )
     parser.add_argument("--options-file", help="options.json (path or URL)")
     parser.add_argument("--weight-file", help="weights.hdf5 (path or URL)")

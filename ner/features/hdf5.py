@@ -19,7 +19,7 @@ import torch
 from tqdm import tqdm
 
 from ner.bilm.bilm import DEFAULT_STATE, MAX_TOKENS, BiLM
-from ner.bilm.load import load_bilm
+from ner.bilm.source import BiLMFolder
 from ner.common.errors import InputError, MissingFileError
 from ner.common.files import atomic_path, open_input
 from ner.data.lines import decode_line
@@ -94,13 +94,13 @@ def embed_with_files(
     device: str = "cpu",
     **options: Any,
 ) -> int:
-    """`embed_file` with the biLM of `model` (a folder in any format `load_bilm` reads) or of
-    `options_file` and `weight_file` (paths or URLs), loaded only once the input is known to
-    exist; `options` go to `embed_file`."""
+    """`embed_file` with the biLM of `model` (a folder in any format `load_bilm` reads, or a zip
+    of one: a path or URL) or of `options_file` and `weight_file` (paths or URLs), loaded only
+    once the input is known to exist; `options` go to `embed_file`."""
     if not Path(input_file).is_file():
         raise MissingFileError(f"input file not found: {input_file}")
     if model is not None:
-        bilm = load_bilm(model, state=state)
+        bilm = BiLMFolder(str(model), state=state).load()
     else:
         assert options_file is not None and weight_file is not None
         bilm = BiLM.from_files(options_file, weight_file, state=state)

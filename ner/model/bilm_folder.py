@@ -71,7 +71,9 @@ def resolve_folder(directory: Path, entry: dict[str, Any], allow_download: bool)
             f"the biLM folder {folder} of model {directory} is corrupt or was changed: its files' "
             f"digest differs from the manifest's {item['sha256']}"
         )
-    return BiLMFolder(str(folder), format, entry["state"], digest=item["sha256"])
+    # A zip keeps its source (saving the tagger again records it, not the unpacked copy).
+    path = source if is_zip(source) else str(folder)
+    return BiLMFolder(path, format, entry["state"], item.get("archive_sha256"), item["sha256"])
 
 
 def download_refused(directory: Path, name: str, source: str) -> str:

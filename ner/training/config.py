@@ -259,8 +259,8 @@ def validate(cfg: DictConfig) -> None:
     if elmo is not None:
         if not elmo.path and not (elmo.options_file and elmo.weight_file):
             raise ConfigError(
-                "elmo: set elmo.path (a biLM folder or zip) or both elmo.options_file and "
-                "elmo.weight_file (or elmo=none for no ELMo)"
+                f"elmo={elmo.name}: set elmo.path=DIR_OR_ZIP (a biLM folder or zip) or both "
+                "elmo.options_file and elmo.weight_file (or elmo=none for no ELMo)"
             )
         mix = elmo.mix
         try:

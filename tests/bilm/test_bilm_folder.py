@@ -3,13 +3,8 @@ named, one digest over its model files, and a zip fetched over http once, its di
 the first download and checked after (docs/bilm.md, "A biLM folder in training and in model
 folders")."""
 
-import functools
 import hashlib
-import http.server
 import shutil
-import threading
-import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,22 +22,15 @@ from ner.bilm.load import load_bilm
 from ner.bilm.source import BiLMFiles, BiLMFolder, configured_bilm
 from ner.common.archives import ArchiveError
 from ner.common.downloads import DownloadError
-from tests.fixture_files import FIXTURE
+from tests.fixture_files import EFML as FIXTURES
+from tests.fixture_files import FIXTURE, zip_of
 
-EFML = FIXTURE.parent / "efml" / "word_char"
+EFML = FIXTURES / "word_char"
 SENTENCES = [["Hola", "mundo", "."], ["Peter", "vive", "en", "Madrid"]]
 
 
 def layers(bilm: torch.nn.Module) -> list[torch.Tensor]:
     return bilm.embed_sentences(SENTENCES)
-
-
-def zip_of(folder: Path, target: Path, inner: str = "") -> Path:
-    """A zip of the folder's files, at its top level or under `inner`/."""
-    with zipfile.ZipFile(target, "w") as archive:
-        for path in sorted(folder.iterdir()):
-            archive.write(path, f"{inner}/{path.name}" if inner else path.name)
-    return target
 
 
 @pytest.fixture
@@ -97,11 +85,10 @@ def test_the_config_group_names_a_folder_or_a_pair():
 
 
 @pytest.mark.parametrize("inner", ["", "es.model"])
-def test_a_local_zip_is_unpacked_once_into_the_data_folder(tmp_path, monkeypatch, inner):
-    monkeypatch.setenv("NER_DATA_DIR", str(tmp_path / "data"))
+def test_a_local_zip_is_unpacked_once_into_the_data_folder(tmp_path, isolated_data_dir, inner):
     archive = zip_of(EFML, tmp_path / "145.zip", inner)
     folder = local_folder(archive)
-    assert folder.is_relative_to(tmp_path / "data" / "extracted")
+    assert folder.is_relative_to(isolated_data_dir / "extracted")
     assert folder_digest(folder, "efml") == folder_digest(EFML, "efml")
     assert local_folder(archive) == folder
     bilm = BiLMFolder(str(archive), state="stateless").load()
@@ -111,37 +98,20 @@ def test_a_local_zip_is_unpacked_once_into_the_data_folder(tmp_path, monkeypatch
         assert torch.equal(ours, theirs)
 
 
-@pytest.fixture
-def server(tmp_path) -> Iterator[tuple[str, Path]]:
-    """An http server on the loopback interface serving tmp_path/served."""
-    root = tmp_path / "served"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def test_a_zip_url_downloads_once_records_its_digest_and_checks_it_after(
-    tmp_path, monkeypatch, server
+    isolated_data_dir, http_server
 ):
     """The presets' path: no pinned digest, so the first download's is recorded beside it and a
     kept copy changed since is downloaded again."""
-    monkeypatch.setenv("NER_DATA_DIR", str(tmp_path / "data"))
-    base, root = server
+    root = http_server.root
     zip_of(EFML, root / "145.zip")
-    url = f"{base}/145.zip"
+    url = http_server.url("145.zip")
     bilm = configured_bilm({"path": url, "format": "efml", "state": "stateless"})
     assert isinstance(bilm.load(), EfmlBiLM)
-    (kept,) = (tmp_path / "data" / "downloads").glob("*-145.zip")
+    (kept,) = (isolated_data_dir / "downloads").glob("*-145.zip")
     record = kept.with_name(kept.name + ".sha256")
     assert record.read_text().strip() == hashlib.sha256(kept.read_bytes()).hexdigest()
+    assert http_server.hits == ["/145.zip"]
     (root / "145.zip").unlink()  # served no more: the kept copy is used
     assert folder_digest(bilm.folder(), "efml") == folder_digest(EFML, "efml")
     kept.write_bytes(b"damaged")
@@ -150,9 +120,8 @@ def test_a_zip_url_downloads_once_records_its_digest_and_checks_it_after(
 
 
 def test_offline_the_download_fails_in_one_line_naming_the_url_and_the_way_out(
-    tmp_path, monkeypatch
+    isolated_data_dir,
 ):
-    monkeypatch.setenv("NER_DATA_DIR", str(tmp_path / "data"))
     url = "http://127.0.0.1:9/repository/11/145.zip"  # the discard port: nothing listens
     with pytest.raises(DownloadError) as raised:
         BiLMFolder(url, "efml").load()
@@ -160,8 +129,7 @@ def test_offline_the_download_fails_in_one_line_naming_the_url_and_the_way_out(
     assert "\n" not in message and url in message and "elmo.path=ZIP_OR_FOLDER" in message
 
 
-def test_a_folder_by_url_must_be_a_zip_and_a_zip_must_be_one(tmp_path, monkeypatch):
-    monkeypatch.setenv("NER_DATA_DIR", str(tmp_path / "data"))
+def test_a_folder_by_url_must_be_a_zip_and_a_zip_must_be_one(tmp_path, isolated_data_dir):
     with pytest.raises(BiLMFormatError, match=r"must be a \.zip of it"):
         local_folder("http://example.org/models/es")
     (tmp_path / "145.zip").write_text("an error page, saved under the zip's name")

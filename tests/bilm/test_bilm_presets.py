@@ -86,5 +86,9 @@ def test_a_config_without_a_bilm_is_refused_in_one_line():
 
     with initialize_config_module("ner.conf", version_base="1.3"):
         cfg = compose(config_name="train", overrides=["elmo.weight_file=null"])
-    with pytest.raises(ConfigError, match=r"set elmo\.path .* or both elmo\.options_file and"):
+    with pytest.raises(ConfigError, match=r"elmo=small_news: set elmo\.path=DIR_OR_ZIP .* or both"):
+        validate(cfg)
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        cfg = compose(config_name="train", overrides=["elmo=folder"])
+    with pytest.raises(ConfigError, match=r"elmo=folder: set elmo\.path=DIR_OR_ZIP \(a biLM"):
         validate(cfg)

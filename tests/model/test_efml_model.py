@@ -10,12 +10,14 @@ import sys
 
 import pytest
 import torch
-from fixture_files import FIXTURE
+from fixture_files import FIXTURE, zip_of
 from tiny_tagger import SENTENCES, one_thread
 
 from ner.bilm.efml_bilm import EfmlBiLM
 from ner.bilm.folder import folder_digest
+from ner.bilm.source import BiLMFolder
 from ner.common.archives import ArchiveError
+from ner.common.verified import sha256_file
 from ner.model.archive import MANIFEST, manifest_digest
 from ner.model.tagger import Tagger
 from ner.serving.app import bilm_name
@@ -133,3 +135,39 @@ def test_ner_predict_tags_with_it_from_another_folder(trained, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Anna" in done.stdout
+
+
+def test_a_large_biLM_zip_is_referred_to_by_its_url_and_its_download_pinned(
+    trained, tmp_path, isolated_data_dir, http_server
+):
+    """Above the copy limit, the folder names the zip's URL with its sha256 and size and the
+    unpacked folder's digest; loading downloads only when allowed, refuses another zip, and a
+    tagger saved again keeps the URL."""
+    run, _ = trained
+    archive = zip_of(EFML, http_server.root / "145.zip")
+    url = http_server.url("145.zip")
+    trained_tagger = Tagger.load(run.run_dir / "model")
+    tagger = Tagger(
+        trained_tagger.model,
+        trained_tagger.encoder,
+        BiLMFolder(url, "efml", "stateless"),
+        corpus_scheme=trained_tagger.corpus_scheme,
+    )
+    tagger.save(tmp_path / "model", embed_bilm_max_bytes=0)
+    entry = json.loads((tmp_path / "model" / MANIFEST).read_text())["bilm"]["folder"]
+    assert entry["source"] == url and entry["size"] == archive.stat().st_size
+    assert entry["archive_sha256"] == sha256_file(archive)
+    assert entry["sha256"] == folder_digest(EFML, "efml")
+    assert not (tmp_path / "model" / "bilm").exists()
+    shutil.rmtree(isolated_data_dir)
+    with pytest.raises(ArchiveError, match="is to be downloaded from http"):
+        Tagger.load(tmp_path / "model")
+    loaded = Tagger.load(tmp_path / "model", allow_download=True)
+    assert loaded.bilm_files.location == url and http_server.hits == ["/145.zip"] * 2
+    loaded.save(tmp_path / "again", embed_bilm_max_bytes=0)
+    again = json.loads((tmp_path / "again" / MANIFEST).read_text())["bilm"]["folder"]
+    assert again == entry
+    shutil.rmtree(isolated_data_dir)
+    zip_of(FIXTURE.parent / "efml" / "char_only", archive)  # the URL now serves another model
+    with pytest.raises(ArchiveError, match="checksum mismatch"):
+        Tagger.load(tmp_path / "model", allow_download=True)
