@@ -6,6 +6,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
+from fixture_files import zip_of
 
 from ner.bilm.bilm import BiLM
 from ner.cli.embed import main
@@ -138,12 +139,17 @@ def test_token_cache_is_reused_across_calls(fixture_dir, sentences):
         assert torch.equal(a, b)
 
 
-def test_model_folder_of_elmoformanylangs_writes_the_package_layers(fixture_dir, tmp_path):
-    """`--model DIR` detects the format; stateless reproduces the package's Embedder (1e-5)."""
+@pytest.mark.parametrize("zipped", [False, True])
+def test_model_folder_of_elmoformanylangs_writes_the_package_layers(
+    fixture_dir, tmp_path, isolated_data_dir, zipped
+):
+    """`--model DIR` (or a zip of it) detects the format; stateless reproduces the package's
+    Embedder (1e-5)."""
     folder = fixture_dir.parent / "efml" / "word_char"
     sentences = json.loads((folder.parent / "sentences.json").read_text(encoding="utf-8"))
     source, target = write_lines(tmp_path / "in.txt", sentences), tmp_path / "out.hdf5"
-    args = [str(source), str(target), "--model", str(folder), "--state", "stateless"]
+    model = zip_of(folder, tmp_path / "word_char.zip") if zipped else folder
+    args = [str(source), str(target), "--model", str(model), "--state", "stateless"]
     assert main([*args, "--no-progress"]) == 0
     expected = np.load(folder / "layers.npy")
     with h5py.File(target, "r") as handle:
