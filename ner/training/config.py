@@ -296,6 +296,11 @@ def check_adaptation(elmo: DictConfig) -> None:
             "elmo.adapt=domain: needs elmo.adapt_text=[FILE,...], text files of one sentence per "
             "line (elmo.adapt=task adapts on the training sentences alone)"
         )
+    if adapt != "none" and elmo.get("path"):
+        raise ConfigError(
+            f"elmo.adapt={adapt}: adapts an options.json + weights.hdf5 pair (elmo.options_file, "
+            f"elmo.weight_file), not a biLM folder or zip (elmo.path={elmo.path})"
+        )
     if adapt != "domain" and texts:
         raise ConfigError(
             f"elmo.adapt_text={texts}: read only with elmo.adapt=domain (now elmo.adapt={adapt})"
