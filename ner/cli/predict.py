@@ -15,15 +15,19 @@ import argparse
 import contextlib
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
-from ner.cli.predict_options import LOAD_OPTIONS, parser, tag_options
+from ner.cli.predict_options import LOAD_OPTIONS, check_rank_options, parser, tag_options
 from ner.common.errors import InputError, NerError, report_user_error
 from ner.common.files import open_input, open_output, write_json
 from ner.corpus.inputs import discover, open_decompressed
 from ner.corpus.run import CorpusRun, tag_corpus
-from ner.data.tag_input import read_lines
-from ner.model.tag_files import KeptResults
+from ner.data.tag_input import Line, read_lines
+from ner.model.ranking import ranked, score_lines, write_ranked
+from ner.model.tag_files import KeptResults, Warn
+from ner.model.tagger import Tagger
 
 
 def _warn(message: str) -> None:
@@ -53,10 +57,31 @@ def run_corpus(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def rank(
+    args: argparse.Namespace, tagger: Tagger, lines: Iterable[Line], out: IO[str], warn: Warn
+) -> int:
+    """Write the lines most doubtful first (`ner.model.ranking`); returns the lines skipped."""
+    scored, skipped = score_lines(
+        tagger,
+        lines,
+        input_format=args.input_format,
+        batch_size=args.batch_size,
+        chunk_lines=args.chunk_lines,
+        text_field=args.text_field,
+        warn=warn,
+    )
+    written = write_ranked(out, ranked(scored, args.budget, args.distinct))
+    print(
+        f"ner-predict: ranked {len(scored)} lines by {args.rank}, wrote {written}", file=sys.stderr
+    )
+    return skipped
+
+
 def run(args: argparse.Namespace) -> int:
     """Load the model, tag the input, write the output (the -o file under a temporary name,
     renamed when complete); with --output-dir, tag a corpus (`run_corpus`). Returns the exit
     status."""
+    check_rank_options(args)
     if args.output_dir:
         return run_corpus(args)
     if len(args.input) > 1 or args.jobs > 1 or args.shard or args.engine != "local":
@@ -64,7 +89,6 @@ def run(args: argparse.Namespace) -> int:
     (args.input,) = args.input
     import torch
 
-    from ner.model.tagger import Tagger
     from ner.serving.html import tagger_page
 
     torch.set_num_threads(args.threads)
@@ -81,9 +105,13 @@ def run(args: argparse.Namespace) -> int:
         kept = KeptResults()
         lines = read_lines(source, args.encoding)
         name = "standard input" if args.input == "-" else args.input
-        evaluation, skipped = tag_options(args).tag(
-            tagger, lines, out, lambda message: _warn(f"{name}: {message}"), kept
-        )
+        if args.rank:
+            skipped = rank(args, tagger, lines, out, lambda message: _warn(f"{name}: {message}"))
+            evaluation = None
+        else:
+            evaluation, skipped = tag_options(args).tag(
+                tagger, lines, out, lambda message: _warn(f"{name}: {message}"), kept
+            )
         if evaluation is not None:
             print(f"ner-predict: {evaluation.summary()}", file=sys.stderr)
             if args.scores:

@@ -40,7 +40,8 @@ class Entity:
 class TaggedText:
     """One input text: its tokens (with offsets), one tag per token, sentence spans (token
     indices, end exclusive) and entities; for per-token labels `confidences` holds each token's
-    label probability (None for span models)."""
+    label probability (None for span models); `outside`: the lowest marginal P(O) among the
+    tokens tagged O (1.0 when none is)."""
 
     text: str
     tokens: list[Token]
@@ -48,6 +49,15 @@ class TaggedText:
     sentences: list[tuple[int, int]]
     entities: list[Entity]
     confidences: list[float] | None = None
+    outside: float = 1.0
+
+    def lowest_confidence(self) -> float:
+        """The probability the model gives its least sure decision in this text: an entity's
+        confidence, or a token's P(O) where it tagged no entity; for per-token labels, a
+        token's label probability. 1.0 for a text without tokens."""
+        if self.confidences is not None:
+            return min(self.confidences, default=1.0)
+        return min([self.outside, *(entity.confidence for entity in self.entities)])
 
     def token_json(self) -> list[dict[str, Any]]:
         """The tokens with offsets; for per-token labels also each one's tag and confidence."""
@@ -74,8 +84,10 @@ class TaggedText:
 @dataclass
 class TaggedSentence:
     """One token list's tags and entity spans: (type, start, end exclusive, confidence), in
-    token indices; per-token labels have no spans but one confidence per tag."""
+    token indices; per-token labels have no spans but one confidence per tag. outside: the
+    lowest marginal P(O) among the tokens tagged O (1.0 when none is)."""
 
     tags: list[str]
     spans: list[tuple[str, int, int, float]]
     confidences: list[float] = field(default_factory=list)
+    outside: float = 1.0

@@ -35,7 +35,14 @@ from ner.common.packed_words import PackedWords
 from ner.common.precision import warn_if_slow
 from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
-from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
+from ner.data.tag_schemes import (
+    OUTSIDE,
+    SCHEMES,
+    Span,
+    spans_to_tags,
+    split_tag,
+    tags_to_spans,
+)
 from ner.data.tokenize import check_tokenizer
 from ner.model.archive import ArchiveError, load_archive, model_version
 from ner.model.evaluation import Evaluation, evaluation_schemes, score_tagged
@@ -368,6 +375,7 @@ class Tagger:
         for prepared in texts:
             text = prepared.text
             tokens, tags, bounds, entities, confidences = [], [], [], [], []
+            outside = 1.0
             for sentence in prepared.sentences:
                 result, offset = next(tagged), len(tokens)
                 bounds.append((offset, offset + len(sentence)))
@@ -387,8 +395,9 @@ class Tagger:
                 tokens.extend(sentence)
                 tags.extend(result.tags)
                 confidences.extend(result.confidences)
+                outside = min(outside, result.outside)
             per_token = confidences if self.labels == TOKENS else None
-            results.append(TaggedText(text, tokens, tags, bounds, entities, per_token))
+            results.append(TaggedText(text, tokens, tags, bounds, entities, per_token, outside))
         return results
 
     def _tag_sentences(
@@ -420,6 +429,7 @@ class Tagger:
             target.spans.extend((k, s + offset, e + offset, c) for k, s, e, c in piece.spans)
             target.tags.extend(piece.tags)
             target.confidences.extend(piece.confidences)
+            target.outside = min(target.outside, piece.outside)
         if self.labels == SPANS:
             for result in merged:
                 spans = [Span(kind, start, end) for kind, start, end, _ in result.spans]
@@ -481,14 +491,29 @@ class Tagger:
             for row, length in enumerate(lengths)
         ]
 
+    def _outside_confidences(
+        self, posterior: CrfPosterior, paths: np.ndarray, lengths: list[int]
+    ) -> list[float]:
+        """Per sentence of a decoded batch, the lowest marginal P(y_t = O) of its tokens decoded
+        O (1.0 when it has none): how sure the CRF is that no entity was missed there."""
+        if OUTSIDE not in self.model.tags:
+            return [1.0] * len(lengths)
+        index = self.model.tags.index(OUTSIDE)
+        chances = posterior.token_marginals()[:, :, index].cpu().numpy()  # (B, T)
+        real = np.arange(paths.shape[1]) < np.array(lengths)[:, None]
+        decoded_outside = (paths == index) & real
+        return np.where(decoded_outside, chances, 1.0).min(axis=1).tolist()
+
     def _decode(
         self, posterior: CrfPosterior, paths: np.ndarray, lengths: list[int]
     ) -> list[TaggedSentence]:
-        """Tags, spans and span confidences of a decoded batch; paths: (B, T) tag ids."""
+        """Tags, spans and span confidences of a decoded batch, and each sentence's lowest
+        P(O) among the tokens decoded O (`TaggedSentence.outside`); paths: (B, T) tag ids."""
         tagged, spans = [], []
+        outside = self._outside_confidences(posterior, paths, lengths)
         for row, length in enumerate(lengths):
             tags = [self.model.tags[i] for i in paths[row, :length]]
-            tagged.append(TaggedSentence(tags, []))
+            tagged.append(TaggedSentence(tags, [], outside=outside[row]))
             spans += [
                 (row, k, s, e) for k, s, e in tags_to_spans(tags, self.model_scheme, lenient=True)
             ]

@@ -322,3 +322,65 @@ def test_missing_input_and_bad_options(tmp_path: Path, capsys) -> None:
         run([str(tmp_path), "--precision", "float16"], capsys)
     assert exit_info.value.code == 2
     assert "invalid choice: 'float16'" in capsys.readouterr().err
+
+
+def test_rank_uncertainty_orders_by_score_with_a_budget(tmp_path: Path, capsys) -> None:
+    lines = ["Anna likes Rome .", "It rained on Monday .", "Anna likes Rome .", "Smith met Peter"]
+    source = tmp_path / "pool.txt"
+    source.write_text("\n".join(lines) + "\n")
+    status, out, err = run(
+        [str(source), "--input-format", "tokens", "--rank", "uncertainty"], capsys
+    )
+    records = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and "ranked 4 lines by uncertainty, wrote 4" in err
+    scores = [record["uncertainty"] for record in records]
+    assert scores == sorted(scores, reverse=True)
+    for record in records:  # the score is 1 - the least sure decision, no more sure than any entity
+        assert all(
+            record["uncertainty"] >= round(1 - e["confidence"], 6) - 1e-6
+            for e in record["entities"]
+        )
+        assert record["text"] == lines[record["line"] - 1]
+    copies = [record["line"] for record in records if record["text"] == lines[0]]
+    assert copies == [1, 3]  # a tie: input order
+    status, out, _ = run(
+        [str(source), "--input-format", "tokens", "--rank", "uncertainty", "--budget", "2"], capsys
+    )
+    assert [json.loads(line) for line in out.splitlines()] == records[:2]
+    status, out, _ = run(
+        [str(source), "--input-format", "tokens", "--rank", "uncertainty", "--distinct"], capsys
+    )
+    kept = [json.loads(line)["line"] for line in out.splitlines()]
+    assert kept == [record["line"] for record in records if record["line"] != 3]
+
+
+def test_rank_refuses_what_it_cannot_do(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("Rome\n")
+    for options, message in [
+        (["--budget", "3"], "--budget and --distinct go with --rank"),
+        (["--distinct"], "--budget and --distinct go with --rank"),
+        (["--rank", "uncertainty", "--format", "conll"], "--rank writes jsonl"),
+        (["--rank", "uncertainty", "--input-format", "conll"], "--rank takes text, tokens, jsonl"),
+        (["--rank", "uncertainty", "--output-dir", str(tmp_path / "out")], "one ranked file"),
+    ]:
+        status, out, err = run([str(source), *options], capsys)
+        assert (status, out) == (2, "") and len(err.strip().splitlines()) == 1, options
+        assert message in err, err
+    with pytest.raises(SystemExit) as exit_info:
+        run([str(source), "--rank", "uncertainty", "--budget", "0"], capsys)
+    assert exit_info.value.code == 2
+    with pytest.raises(SystemExit) as exit_info:
+        run([str(source), "--rank", "entropy"], capsys)
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'entropy'" in capsys.readouterr().err
+
+
+def test_rank_refuses_a_jsonl_field_named_like_the_score(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "Anna likes Rome.", "uncertainty": 1}\n{"text": "Rome", "id": 2}\n')
+    status, out, err = run(
+        [str(source), "--input-format", "jsonl", "--rank", "uncertainty"], capsys
+    )
+    assert status == 0 and "line 1: its field 'uncertainty'" in err
+    assert [(r["line"], r["id"]) for r in map(json.loads, out.splitlines())] == [(2, 2)]
