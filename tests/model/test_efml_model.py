@@ -149,7 +149,7 @@ def test_a_large_biLM_zip_is_referred_to_by_its_url_and_its_download_pinned(
     trained_tagger = Tagger.load(run.run_dir / "model")
     tagger = Tagger(
         trained_tagger.model,
-        trained_tagger.encoder,
+        trained_tagger.vocabularies,
         BiLMFolder(url, "efml", "stateless"),
         corpus_scheme=trained_tagger.corpus_scheme,
     )

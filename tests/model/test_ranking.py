@@ -23,7 +23,7 @@ def tagger():
 def outside_by_enumeration(tagger, tokens: list[str]) -> list[float]:
     """P(y_t = O) of each token, summed over every one of the K**T tag paths."""
     with one_thread(), torch.no_grad():
-        batch = collate([tagger.encoder.encode(0, tokens, None)])
+        batch = collate([tagger.vocabularies.encode(0, tokens, None)])
         batch.elmo, _ = tagger.bilm.embed_batch([tokens], {})
         emissions = tagger.model.emissions(batch)[0].double()
         start, transitions, end = (s.double() for s in tagger.model.crf.constrained_scores())
