@@ -284,7 +284,8 @@ def test_a_users_config_folder_joins_through_the_search_path(tmp_path):
             ["embeddings.char.dim=8", "elmo.mix.layers=[0,2]", "elmo.dropout=0.25"],
             {"char_dim": 8, "elmo_mix_layers": [0, 2], "elmo_dropout": 0.25},
         ),
-        (["embeddings=char", "elmo=none"], {"word_trainable": False, "elmo_layer_norm": False}),
+        # without the input: the constructor's defaults (unused)
+        (["embeddings=char", "elmo=none"], {"word_trainable": True, "elmo_layer_norm": False}),
     ],
 )
 def test_the_model_node_is_the_constructors_arguments(overrides, expected):
