@@ -6,12 +6,13 @@ Hydra merges the YAML file and the command line into `PretrainConfig` (registere
 options.json layout and is checked by `ner.bilm.options.BiLMOptions`.
 """
 
+import copy
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, probability
 
@@ -26,18 +27,58 @@ NAMED_OPTIMIZERS: dict[str, dict[str, Any]] = {
 }
 
 
+# The defaults are the recipe of the shipped elmo-small-news (its MODEL_CARD.md states it; a test
+# checks the two agree): 16,000 steps, about 2.4 passes, 5.8 h on one CPU thread. Each group of
+# ``conf/pretrain.yaml`` (corpus, vocab, model, pretrain, wandb) has them as its default option.
+NEWS_SOURCES = (
+    "reuters",
+    "brown",
+    "abc",
+    "treebank",
+    "state_union",
+    "webtext",
+    "movie_reviews",
+    "inaugural",
+    "conll2000_train",
+    "conll2003_train",
+)
+# The biLM's shape, in the options.json layout (docs/bilm.md): elmo-small-news's.
+SMALL_BILM: dict[str, Any] = {
+    "lstm": {
+        "dim": 512,
+        "projection_dim": 128,
+        "n_layers": 2,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "use_skip_connections": True,
+    },
+    "char_cnn": {
+        "embedding": {"dim": 16},
+        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]],
+        "n_highway": 1,
+        "n_characters": 262,
+        "max_characters_per_token": 50,
+        "activation": "relu",
+    },
+}
+WANDB_MODES = ("online", "offline", "disabled")
+
+
 @dataclass
 class CorpusConfig:
-    """The training text: named sources and/or files with one tokenized sentence per line."""
+    """The training text: named sources (`ner.pretrain.sources`, fetched from their public URLs;
+    ``NER_NLTK_DATA_URL`` and ``NER_REUTERS_URL`` override the base) and/or paths of text files
+    with one tokenized sentence per line."""
 
-    sources: list[str] = MISSING
+    sources: list[str] = field(default_factory=lambda: list(NEWS_SOURCES))
     heldout_per_mille: int = at_least(0, 5)  # CRC-32(text) % 1000 < this: held out
-    max_sentence_tokens: int = at_least(1, 400)
+    max_sentence_tokens: int = at_least(1, 400)  # longer lines in text files are an error;
+    # named sources cut them
 
 
 @dataclass
 class VocabConfig:
-    """The softmax targets (inputs are always characters)."""
+    """The softmax targets (inputs are always characters): the most frequent words."""
 
     max_size: int = at_least(1, 50000)
     min_count: int = at_least(1, 3)
@@ -52,7 +93,10 @@ class OptimizerConfig:
     _target_: str = "torch.optim.Adam"
     _partial_: bool = True
     lr: float = at_least(0.0, 0.002)
-    fused: bool | None = None  # one kernel for the whole update (Adam, Adagrad, SGD)
+    # One kernel for the whole update (Adam, Adagrad, SGD; null: torch's default). bilm-tf's
+    # optimizer: _target_=torch.optim.Adagrad, lr=0.2, fused=null,
+    # +initial_accumulator_value=1.0.
+    fused: bool | None = True
     # Deprecated: one of the presets in `NAMED_OPTIMIZERS`, which then replaces `_target_`.
     name: str | None = one_of(*NAMED_OPTIMIZERS, default=None)
 
@@ -61,18 +105,19 @@ class OptimizerConfig:
 class PretrainSettings:
     """The training loop."""
 
-    output_dir: str | None = None  # default: <data folder>/pretrain/run
+    output_dir: str | None = None  # default: <data folder>/pretrain/run; a checkpoint.pt resumes
     max_steps: int = at_least(1, 16000)
-    max_minutes: float | None = at_least(0.0, None)
-    batch_size: int = at_least(1, 64)  # streams over all processes
-    unroll_steps: int = at_least(1, 20)
-    n_negative_samples: int = at_least(1, 2048)
-    dropout: float = fraction(0.1)
+    max_minutes: float | None = at_least(0.0, None)  # also stop (checkpoint, export) after this
+    batch_size: int = at_least(1, 64)  # streams over all processes (each gets batch_size / W)
+    unroll_steps: int = at_least(1, 20)  # truncated BPTT window; the state carries across
+    n_negative_samples: int = at_least(1, 2048)  # sampled softmax candidates per batch
+    dropout: float = fraction(0.1)  # on every LSTM input and on the top output (bilm-tf)
+    # Per stream and batch: restart from a zero state (docs/pretraining.md).
     state_reset_probability: float = probability(0.1)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
-    lr_schedule: str = one_of("constant", "linear", default="linear")
+    lr_schedule: str = one_of("constant", "linear", default="linear")  # linear: to 0 at max_steps
     warmup_steps: int = at_least(0, 500)
-    clip_norm: float = at_least(0.0, 10.0)
+    clip_norm: float = at_least(0.0, 10.0)  # global gradient norm
     checkpoint_minutes: float = at_least(0.0, 5.0)
     log_every: int = at_least(1, 20)
     eval_every: int | None = at_least(1, 500)  # steps between held-out evaluations
@@ -91,8 +136,11 @@ class PretrainSettings:
 
 @dataclass
 class WandbConfig:
-    project: str | None = None  # set to log to W&B (rank 0)
-    mode: str = one_of("online", "offline", "disabled", default="online")
+    """W&B logging of rank 0 into the output folder, once `project` is set; offline (the
+    ``wandb`` group's default, as ``ner-train``'s), online or disabled."""
+
+    project: str | None = None
+    mode: str = one_of(*WANDB_MODES, default="offline")
 
 
 @dataclass
@@ -101,7 +149,7 @@ class PretrainConfig:
 
     corpus: CorpusConfig = field(default_factory=CorpusConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)
-    model: dict[str, Any] = MISSING  # the options.json layout
+    model: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(SMALL_BILM))
     pretrain: PretrainSettings = field(default_factory=PretrainSettings)
     wandb: WandbConfig = field(default_factory=WandbConfig)
 
@@ -152,4 +200,16 @@ def optimizer_config(node: DictConfig) -> dict[str, Any]:
     return {key: value for key, value in config.items() if value is not None}
 
 
-ConfigStore.instance().store(name="pretrain_schema", node=PretrainConfig)
+def register() -> None:
+    """Register the schema and the groups of ``conf/pretrain.yaml``, each with its default."""
+    store = ConfigStore.instance()
+    store.store(name="pretrain_schema", node=PretrainConfig)
+    store.store(group="corpus", name="news", node=CorpusConfig)
+    store.store(group="vocab", name="default", node=VocabConfig)
+    store.store(group="model", name="small", node=SMALL_BILM)
+    store.store(group="pretrain", name="default", node=PretrainSettings)
+    for mode in WANDB_MODES:
+        store.store(group="wandb", name=mode, node=WandbConfig(mode=mode))
+
+
+register()

@@ -33,6 +33,26 @@ def test_the_shipped_recipe_composes_and_validates():
     assert cfg.model.lstm.projection_dim == 128
 
 
+def test_the_config_is_in_groups_and_logs_offline_by_default_as_ner_train(tmp_path):
+    cfg = compose_pretrain()
+    assert (cfg.wandb.mode, cfg.wandb.project) == ("offline", None)
+    assert compose_pretrain("wandb=online").wandb.mode == "online"
+    mine = tmp_path / "my_conf" / "model"
+    mine.mkdir(parents=True)
+    (mine / "wide.yaml").write_text("lstm: {dim: 1024, projection_dim: 256}\n")
+    search = f"hydra.searchpath=[file://{mine.parent}]"
+    result = subprocess.run(
+        [sys.executable, "-m", "ner.cli.pretrain", search, "model=wide", "--cfg", "job"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "dim: 1024" in result.stdout and "projection_dim: 256" in result.stdout
+    assert "n_highway: 1" in result.stdout  # an option states what differs from the defaults
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [
