@@ -16,6 +16,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from ner.bilm.bilm import DEFAULT_STATE, STATE_MODES
 from ner.bilm.options import BiLMOptions
 from ner.bilm.scalar_mix import MixError, mixed_layers
+from ner.common.errors import InputError
 from ner.common.schema import (
     ConfigError,
     at_least,
@@ -25,6 +26,8 @@ from ner.common.schema import (
     one_of,
     share,
 )
+from ner.data.corpora import configured_options, corpus_source
+from ner.data.corpus_options import options_schema
 from ner.data.tag_schemes import SCHEMES
 from ner.pretrain import pretrained_files
 from ner.tagger.model import WORD_TUNINGS, TaggerModel
@@ -49,40 +52,9 @@ def follows(key: str, argument: str) -> Any:
     return f"${{oc.select:{key},{_literal(MODEL[argument])}}}"
 
 
-@dataclass
-class CorpusOptions:
-    """Keyword arguments of `ner.data.prepare_corpus`; null leaves the library's default."""
-
-    files: dict[str, str] | None = None
-    columns: list[str] | None = None
-    token_column: int | None = None
-    tag_column: Any = None  # a column number, or a name (hub datasets)
-    separator: str | None = None
-    docstart: str | None = None
-    encoding: str | None = None
-    max_sentence_tokens: int | None = at_least(1, None)
-    validation_fraction: float | None = fraction()
-    holdout: float | None = fraction()
-    holdout_seed: int | None = None
-    tag_scheme: str | None = one_of(*SCHEMES, default=None)
-    lenient: bool | None = None
-    source: str | None = None
-    nltk_data_url: str | None = None
-    revision: str | None = None
-    hub_config: str | None = None
-    # Chunk tags (spans, F1) or one plain label per token (tokens, accuracy); null: detected.
-    labels: str | None = one_of("spans", "tokens", default=None)
-    # null: columns; span formats: annotation tools' exports (character offsets)
-    format: str | None = one_of(
-        "columns", "conllu", "label_studio", "doccano", "brat", "spacy", default=None
-    )
-    label_column: str | None = None  # upos | xpos | feats (CoNLL-U), pos | chunk (named corpora)
-    # Span formats: the tokenizer, what a span off token boundaries becomes, whether malformed
-    # records are skipped (and counted) instead of refused, whose Label Studio annotations count.
-    tokenizer: str | None = one_of("news", "social", default=None)
-    misaligned: str | None = one_of("error", "snap", "drop", default=None)
-    skip_bad: bool | None = None
-    annotator: str | None = None
+# ``data.options``: the options of every corpus source (`ner.data.corpus_options`), null
+# leaving the source's default; `validate` refuses one the corpus's source does not take.
+CorpusOptions = options_schema()
 
 
 @dataclass
@@ -90,7 +62,7 @@ class DataConfig:
     """The corpus: a name (``ner-data list``), a folder or a file, and how to batch it."""
 
     name: str = MISSING
-    options: CorpusOptions = field(default_factory=CorpusOptions)
+    options: CorpusOptions = field(default_factory=CorpusOptions)  # type: ignore[valid-type]
     max_sentences: int | None = at_least(1, None)  # per split, for smoke runs
     # Nested training subsets (learning curves): this fraction of train, picked by subset_seed.
     train_fraction: float = share(1.0)
@@ -273,6 +245,7 @@ def validate(cfg: DictConfig) -> None:
     """Check ranges and choices of a composed training config (types Hydra already checked) and
     the scalar mix against the biLM's options.json; raises `ConfigError` or `OptionsError`."""
     check_ranges(cfg, TrainConfig)
+    check_corpus_options(cfg.data)
     elmo = cfg.get("elmo")
     if elmo is not None:
         mix = elmo.mix
@@ -297,6 +270,16 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(
             f"trainer.num_threads={cfg.trainer.num_threads}: expected a positive number or auto"
         )
+
+
+def check_corpus_options(data: DictConfig) -> None:
+    """Refuse a ``data.options`` key that the corpus's source does not take, naming the key and
+    the corpus (`ner.data.corpora.corpus_source`), before any data loads."""
+    options = configured_options(OmegaConf.to_container(data, resolve=True))
+    try:
+        corpus_source(data.name, **options)
+    except InputError as error:
+        raise ConfigError(f"data.options.{error}") from None
 
 
 def bilm_layers(elmo: DictConfig) -> int | None:

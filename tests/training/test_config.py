@@ -232,8 +232,14 @@ def ner_train(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Comp
         (["-m", "seed=1,2"], "trainer.max_epochs=-1", "trainer.max_epochs=-1: expected a number"),
         ([], "data.train_fraction=1.5", "data.train_fraction=1.5: expected a number > 0.0"),
         ([], "elmo.mix.fixed_weights=[0.5,0.5]", "elmo.mix.fixed_weights=[0.5, 0.5]: expected 3"),
+        (
+            [],
+            "data.options.encoding=latin-1",
+            "data.options.encoding='latin-1': conll2003 is a named corpus (its files have a fixed "
+            "format); it does not take it",
+        ),
     ],
-    ids=["run", "multirun", "train_fraction", "fixed_weights"],
+    ids=["run", "multirun", "train_fraction", "fixed_weights", "corpus_option"],
 )
 def test_a_bad_value_stops_ner_train_before_any_data_loads(tmp_path, sweep, override, message):
     data = tmp_path / "data"
