@@ -6,13 +6,12 @@ Hydra merges the YAML file and the command line into `PretrainConfig` (registere
 options.json layout and is checked by `ner.bilm.options.BiLMOptions`.
 """
 
-import copy
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf
 
 from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, probability
 
@@ -27,41 +26,10 @@ NAMED_OPTIMIZERS: dict[str, dict[str, Any]] = {
 }
 
 
-# The defaults are the recipe of the shipped elmo-small-news (its MODEL_CARD.md states it; a test
-# checks the two agree): 16,000 steps, about 2.4 passes, 5.8 h on one CPU thread. Each group of
-# ``conf/pretrain.yaml`` (corpus, vocab, model, pretrain, wandb) has them as its default option.
-NEWS_SOURCES = (
-    "reuters",
-    "brown",
-    "abc",
-    "treebank",
-    "state_union",
-    "webtext",
-    "movie_reviews",
-    "inaugural",
-    "conll2000_train",
-    "conll2003_train",
-)
-# The biLM's shape, in the options.json layout (docs/bilm.md): elmo-small-news's.
-SMALL_BILM: dict[str, Any] = {
-    "lstm": {
-        "dim": 512,
-        "projection_dim": 128,
-        "n_layers": 2,
-        "cell_clip": 3,
-        "proj_clip": 3,
-        "use_skip_connections": True,
-    },
-    "char_cnn": {
-        "embedding": {"dim": 16},
-        "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]],
-        "n_highway": 1,
-        "n_characters": 262,
-        "max_characters_per_token": 50,
-        "activation": "relu",
-    },
-}
 WANDB_MODES = ("online", "offline", "disabled")
+# Where the groups of conf/pretrain.yaml are: on its search path (hydra.searchpath) alone, so that
+# ner-train does not list them.
+GROUPS = "pkg://ner.pretrain.conf"
 
 
 @dataclass
@@ -70,7 +38,7 @@ class CorpusConfig:
     ``NER_NLTK_DATA_URL`` and ``NER_REUTERS_URL`` override the base) and/or paths of text files
     with one tokenized sentence per line."""
 
-    sources: list[str] = field(default_factory=lambda: list(NEWS_SOURCES))
+    sources: list[str] = MISSING
     heldout_per_mille: int = at_least(0, 5)  # CRC-32(text) % 1000 < this: held out
     max_sentence_tokens: int = at_least(1, 400)  # longer lines in text files are an error;
     # named sources cut them
@@ -136,8 +104,8 @@ class PretrainSettings:
 
 @dataclass
 class WandbConfig:
-    """W&B logging of rank 0 into the output folder, once `project` is set; offline (the
-    ``wandb`` group's default, as ``ner-train``'s), online or disabled."""
+    """W&B logging of rank 0 into the output folder, once `project` is set; offline by default
+    (as ``ner-train``), online or disabled (the ``wandb`` group's options set `mode`)."""
 
     project: str | None = None
     mode: str = one_of(*WANDB_MODES, default="offline")
@@ -149,7 +117,7 @@ class PretrainConfig:
 
     corpus: CorpusConfig = field(default_factory=CorpusConfig)
     vocab: VocabConfig = field(default_factory=VocabConfig)
-    model: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(SMALL_BILM))
+    model: dict[str, Any] = MISSING  # the options.json layout
     pretrain: PretrainSettings = field(default_factory=PretrainSettings)
     wandb: WandbConfig = field(default_factory=WandbConfig)
 
@@ -200,16 +168,4 @@ def optimizer_config(node: DictConfig) -> dict[str, Any]:
     return {key: value for key, value in config.items() if value is not None}
 
 
-def register() -> None:
-    """Register the schema and the groups of ``conf/pretrain.yaml``, each with its default."""
-    store = ConfigStore.instance()
-    store.store(name="pretrain_schema", node=PretrainConfig)
-    store.store(group="corpus", name="news", node=CorpusConfig)
-    store.store(group="vocab", name="default", node=VocabConfig)
-    store.store(group="model", name="small", node=SMALL_BILM)
-    store.store(group="pretrain", name="default", node=PretrainSettings)
-    for mode in WANDB_MODES:
-        store.store(group="wandb", name=mode, node=WandbConfig(mode=mode))
-
-
-register()
+ConfigStore.instance().store(name="pretrain_schema", node=PretrainConfig)

@@ -37,20 +37,20 @@ def test_the_config_is_in_groups_and_logs_offline_by_default_as_ner_train(tmp_pa
     cfg = compose_pretrain()
     assert (cfg.wandb.mode, cfg.wandb.project) == ("offline", None)
     assert compose_pretrain("wandb=online").wandb.mode == "online"
-    mine = tmp_path / "my_conf" / "model"
+    mine = tmp_path / "my_conf" / "corpus"
     mine.mkdir(parents=True)
-    (mine / "wide.yaml").write_text("lstm: {dim: 1024, projection_dim: 256}\n")
+    (mine / "mine.yaml").write_text("sources: [my_text.txt]\nheldout_per_mille: 20\n")
     search = f"hydra.searchpath=[file://{mine.parent}]"
     result = subprocess.run(
-        [sys.executable, "-m", "ner.cli.pretrain", search, "model=wide", "--cfg", "job"],
+        [sys.executable, "-m", "ner.cli.pretrain", search, "corpus=mine", "--cfg", "job"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "dim: 1024" in result.stdout and "projection_dim: 256" in result.stdout
-    assert "n_highway: 1" in result.stdout  # an option states what differs from the defaults
+    assert "- my_text.txt\n  heldout_per_mille: 20\n  max_sentence_tokens: 400" in result.stdout
+    assert "reuters" not in result.stdout and "projection_dim: 128" in result.stdout
 
 
 @pytest.mark.parametrize(
