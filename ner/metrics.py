@@ -9,8 +9,9 @@ the given scheme. All figures are percentages.
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-import numpy as np
 from seqeval.scheme import IOB1, IOB2, IOBES
+
+from ner.common.chunks import conlleval_chunks
 
 # seqeval.metrics imports scikit-learn (about a second), which tagging text never needs: the
 # functions that score import it when they run.
@@ -29,45 +30,36 @@ def _percent(entry: dict[str, float]) -> dict[str, float]:
     }
 
 
-def _conlleval_report(gold: list[list[str]], predicted: list[list[str]]) -> dict:
-    """What ``classification_report(gold, predicted, output_dict=True, zero_division=0)`` returns
-    for its per-type and micro-average rows, computed by seqeval's own arithmetic, with the chunks
-    read once per side (the report reads them ten times, which dominated scoring dev each epoch).
-    """
-    from seqeval.metrics.sequence_labeling import get_entities
-    from seqeval.metrics.v1 import _precision_recall_fscore_support
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 0.0
 
+
+def _scores(true_positives: int, predicted: int, gold: int) -> dict[str, float]:
+    """Precision, recall and F1 (fractions, 0 where undefined) and support, with seqeval's
+    arithmetic (so its figures to the last bit)."""
+    precision, recall = _ratio(true_positives, predicted), _ratio(true_positives, gold)
+    denominator = precision + recall
+    f1 = 2.0 * precision * recall / denominator if denominator else 0.0
+    return {"precision": precision, "recall": recall, "f1-score": f1, "support": gold}
+
+
+def _conlleval_report(gold: list[list[str]], predicted: list[list[str]]) -> dict:
+    """What seqeval's ``classification_report(gold, predicted, output_dict=True,
+    zero_division=0)`` returns for its per-type and micro-average rows, with the chunks read
+    once per side (the report reads them ten times, which dominated scoring dev each epoch).
+    The sentences are read end to end with an ``O`` after each, as seqeval reads them."""
     chunks: tuple[dict[str, set], dict[str, set]] = (defaultdict(set), defaultdict(set))
-    for found, tags in zip(chunks, (gold, predicted), strict=True):
-        for type_name, start, end in get_entities(tags):
+    for found, sentences in zip(chunks, (gold, predicted), strict=True):
+        flat = [tag for sentence in sentences for tag in (*sentence, "O")]
+        for type_name, start, end in conlleval_chunks(flat):
             found[type_name].add((start, end))
     true, pred = chunks
-    names = sorted(set(true) | set(pred))
-    counts = (
-        np.array([len(pred[n]) for n in names], dtype=np.int64),
-        np.array([len(true[n] & pred[n]) for n in names], dtype=np.int64),
-        np.array([len(true[n]) for n in names], dtype=np.int64),
-    )
-    rows = {}
-    for average in (None, "micro"):
-        precision, recall, f1, support = _precision_recall_fscore_support(
-            gold,
-            predicted,
-            average=average,
-            zero_division=0,
-            extract_tp_actual_correct=lambda *_: counts,
-        )
-        if average is None:
-            rows.update(
-                {
-                    name: {"precision": p, "recall": r, "f1-score": f, "support": n}
-                    for name, p, r, f, n in zip(names, precision, recall, f1, support, strict=True)
-                }
-            )
-        else:
-            rows["micro avg"] = {
-                "precision": precision, "recall": recall, "f1-score": f1, "support": support,
-            }  # fmt: skip
+    counts = {
+        name: (len(true[name] & pred[name]), len(pred[name]), len(true[name]))
+        for name in sorted(set(true) | set(pred))
+    }
+    rows = {name: _scores(*count) for name, count in counts.items()}
+    rows["micro avg"] = _scores(*(sum(count[i] for count in counts.values()) for i in range(3)))
     return rows
 
 

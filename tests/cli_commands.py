@@ -7,13 +7,14 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ner.cli import data, embed, evaluate, models, predict, report, serve
+from ner.cli import curve, data, embed, evaluate, models, predict, report, serve
 from ner.common.paths import PROJECT_ROOT
 
 CLI_PAGE = PROJECT_ROOT / "docs" / "cli.md"
 
 # Command → its argparse parser (commands with subcommands: the parser that holds them).
 ARGPARSE: dict[str, Callable[[], argparse.ArgumentParser]] = {
+    "ner-curve": curve.build_parser,
     "ner-data": data._parser,
     "ner-embed": embed.build_parser,
     "ner-evaluate": evaluate.build_parser,

@@ -8,7 +8,8 @@
   must fail with that output.
 - A command shown inline (``ner-predict --format html``) uses only options that exist.
 - The commands that take seconds on tiny data run: every argparse command but ``ner-evaluate``
-  and ``ner-models export`` (they score a trained run on a real corpus), ``ner-serve`` (it
+  and ``ner-models export`` (they score a trained run on a real corpus), ``ner-curve`` (it trains
+  many runs: tests/cli/test_curve.py runs a tiny one), ``ner-serve`` (it
   serves until stopped) and ``ner-predict --engine ray`` (it needs a Ray cluster: the tests
   marked ``ray`` run it on one), with the
   tiny tagger of tests/tiny_tagger.py for model folders, the tiny ELMo fixture or the shipped biLM,
@@ -345,7 +346,10 @@ def runnable(command: Command) -> bool:
         return any(
             a in ("--help", "-h", "--hydra-help") or a.startswith("--cfg") for a in command.args
         )
-    if command.program in ("ner-evaluate", "ner-serve") and "--help" not in command.args:
+    if (
+        command.program in ("ner-evaluate", "ner-serve", "ner-curve")
+        and "--help" not in command.args
+    ):
         return False
     if command.program == "ner-models" and command.args[:1] == ["export"]:
         return False
@@ -494,9 +498,10 @@ def test_a_documented_command_runs_on_tiny_data(command: Command, tmp_path: Path
     if command.program == "ner-data" and command.args[:1] == ["prepare"]:
         assert any("corpora" in p.parts for p in written), "no prepared corpus written"
     jsonl = [o for o in outputs if o.endswith(".jsonl")]
+    spans = "label" if "doccano" in args else "entities"  # doccano's records hold "label"
     for name in jsonl:
         records = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
-        assert records and all("entities" in record for record in records)
+        assert records and all(spans in record for record in records)
 
 
 @pytest.mark.slow

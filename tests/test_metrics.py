@@ -72,8 +72,9 @@ TAG_ALPHABET = ["O", "B-PER", "I-PER", "E-PER", "S-PER", "B-LOC", "I-LOC", "B-MI
     )
 )
 def test_default_mode_equals_seqevals_classification_report_bit_for_bit(sentences):
-    """The default mode reads the chunks once and reuses seqeval's arithmetic: every figure must
-    equal `classification_report`'s, for any tags (invalid sequences and empty sentences too)."""
+    """The default mode reads the chunks once, with its own reading and arithmetic: every figure
+    must equal seqeval's `classification_report`'s, for any tags (invalid sequences and empty
+    sentences too)."""
     gold = [[g for g, _ in sentence] for sentence in sentences]
     predicted = [[p for _, p in sentence] for sentence in sentences]
     scores = span_scores(gold, predicted)

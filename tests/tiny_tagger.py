@@ -17,7 +17,7 @@ from ner.bilm.char_ids import batch_to_ids
 from ner.data.tag_schemes import convert_tags
 from ner.model.archive import BiLMFiles
 from ner.model.tagger import Tagger
-from ner.tagger.dataset import Encoder, collate, tag_list
+from ner.tagger.dataset import Vocabularies, collate, tag_list
 from ner.tagger.model import TaggerModel
 
 BILM = BiLMFiles(str(FIXTURE / "options.json"), str(FIXTURE / "lm_weights.hdf5"), state="warm")
@@ -55,13 +55,13 @@ def train_tagger(steps: int = 60) -> Tagger:
     """Train the tiny tagger (BIOES inside, like the real one) and wrap it as a `Tagger`."""
     data = corpus()
     tags = tag_list({"PER", "LOC"}, "bioes")
-    encoder = Encoder.build([tokens for tokens, _ in data], tags)
+    vocabularies = Vocabularies.build([tokens for tokens, _ in data], tags)
     torch.manual_seed(0)
     model = TaggerModel(
         tags=tags,
-        num_words=len(encoder.words),
+        num_words=len(vocabularies.words),
         word_dim=8,
-        num_chars=len(encoder.chars),
+        num_chars=len(vocabularies.chars),
         char_dim=4,
         char_filters=8,
         elmo_dim=32,
@@ -74,7 +74,7 @@ def train_tagger(steps: int = 60) -> Tagger:
         with torch.no_grad():
             layers, _ = bilm(batch_to_ids([tokens for tokens, _ in data]))
         examples = [
-            encoder.encode(i, tokens, convert_tags(gold, "iob2", "bioes"))
+            vocabularies.encode(i, tokens, convert_tags(gold, "iob2", "bioes"))
             for i, (tokens, gold) in enumerate(data)
         ]
         batch = collate(examples, elmo=lambda indices: layers[indices])
@@ -83,7 +83,7 @@ def train_tagger(steps: int = 60) -> Tagger:
             optimizer.zero_grad()
             model(batch)["loss"].backward()
             optimizer.step()
-    return Tagger(model, encoder, BILM, corpus_scheme="iob2")
+    return Tagger(model, vocabularies, BILM, corpus_scheme="iob2")
 
 
 @functools.cache

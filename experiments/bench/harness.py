@@ -332,7 +332,7 @@ def save_default_tagger(spec: dict, vocabulary: list[list[str]], folder: Path) -
     import torch
 
     from ner import Tagger
-    from ner.tagger.dataset import Encoder
+    from ner.tagger.dataset import Vocabularies
     from ner.tagger.model import TaggerModel
 
     try:
@@ -341,12 +341,16 @@ def save_default_tagger(spec: dict, vocabulary: list[list[str]], folder: Path) -
         from ner.serving.archive import BiLMFiles
 
     model_args = dict(spec["model"])
-    encoder = Encoder.build(vocabulary, model_args["tags"], max_chars=spec["max_chars"])
+    vocabularies = Vocabularies.build(vocabulary, model_args["tags"], max_chars=spec["max_chars"])
     torch.manual_seed(0)
-    model = TaggerModel(**model_args, num_words=len(encoder.words), num_chars=len(encoder.chars))
+    model = TaggerModel(
+        **model_args, num_words=len(vocabularies.words), num_chars=len(vocabularies.chars)
+    )
     bilm = spec["bilm"]
     files = BiLMFiles(bilm["options"], bilm["weights"], "warm") if bilm else None
-    return Path(Tagger(model, encoder, files).save(folder, config={"benchmark": "random weights"}))
+    return Path(
+        Tagger(model, vocabularies, files).save(folder, config={"benchmark": "random weights"})
+    )
 
 
 def corpus_sentences(corpus: str) -> dict[str, dict[str, list[list[str]]]]:

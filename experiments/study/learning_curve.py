@@ -15,7 +15,8 @@ torch thread each. A run with a ``results.json`` is skipped; a killed one resume
 checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (⊕ the biLM in
 `--old-bilm`, by default the one shipped in the package) and ``elmo_glove_new`` (⊕ the biLM
 exported to `--new-bilm`: options.json + weights.hdf5; left out without it); ``--bilm NAME=DIR``
-adds ``elmo_glove_NAME`` for one more biLM (repeatable). Seeds:
+adds ``elmo_glove_NAME`` for one more biLM (repeatable), ``--adapt`` adds ``elmo_glove_task``
+(the old biLM adapted to each run's training sentences, ``elmo.adapt=task``). Seeds:
 `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
 Every finished run leaves a record in ``experiments/results/learning_curve_runs/`` (``<stem>_runs``
@@ -41,17 +42,22 @@ same for options.json).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
-import math
-import statistics
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweep import launch, log, run_state, run_sweep
+from ner.reporting.learning_curve import (
+    budget,
+    mean_and_spread,
+    mean_text,
+    paired_records,
+    run_record,
+    seed_rounds,
+)
+from ner.training.sweep import launch, log, run_state, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_DIR = ROOT / "outputs" / "learning_curve"
@@ -61,25 +67,8 @@ SEEDS_SMALL = (1, 2, 3, 4, 5)  # fractions <= 10%: small subsets vary more
 SEEDS_LARGE = (1, 2, 3)
 # At 100% the study's budget (experiments/study/study.py): 20 epochs, patience 5. A subset has
 # fewer batches per epoch, so it gets more epochs (2% of CoNLL-2003 is 5 batches an epoch: 20
-# epochs are 100 updates, and dev F1 was still 0 after 10 epochs); see `budget`.
-FULL_EPOCHS = 20
-MOST_EPOCHS = 200
-
-
-def budget(fraction: float) -> dict[str, int]:
-    """Epochs, patience and dev-scoring interval of a run on `fraction` of the training set.
-
-    Epochs grow as fraction^-0.6 (20 at 100%, 46 at 25%, 80 at 10%, 200 at 2%), so a smaller
-    subset gets fewer updates in all but many more passes; patience is a quarter of the epochs;
-    dev is scored every round(0.1 / fraction) epochs (every 5th at 2%), since on a small subset
-    the dev pass costs more than the epoch.
-    """
-    epochs = min(MOST_EPOCHS, math.ceil(FULL_EPOCHS * fraction**-0.6 - 1e-9))
-    return {
-        "max_epochs": epochs,
-        "patience": math.ceil(epochs / 4),
-        "eval_every": max(1, round(0.1 / fraction)),
-    }
+# epochs are 100 updates, and dev F1 was still 0 after 10 epochs): `budget`, whose default
+# whole-set budget is the study's.
 
 
 @dataclass(frozen=True)
@@ -118,11 +107,14 @@ def variants(
     old_bilm: Path | None = None,
     corpus: str = "conll2003",
     more: dict[str, Path] | None = None,
+    adapt: bool = False,
 ) -> dict[str, list[str]]:
     """Variant name → its `ner.cli.train` overrides (the experiments `<corpus>_glove` and
     `<corpus>_elmo_glove`). `old_bilm`: the folder of the earlier biLM (default: the one shipped
     in the package, `elmo=small_news`), needed once a newer biLM has replaced it there; `more`:
-    further biLMs by name, each the variant ``elmo_glove_<name>``."""
+    further biLMs by name, each the variant ``elmo_glove_<name>``; `adapt`: the variant
+    ``elmo_glove_task``, the shipped biLM adapted to each run's training sentences
+    (``elmo.adapt=task``, its defaults)."""
     old = ["elmo=small_news"] if old_bilm is None else bilm_overrides("old", old_bilm)
     found = {
         "glove": [f"experiment={corpus}_glove"],
@@ -134,6 +126,8 @@ def variants(
             f"experiment={corpus}_elmo_glove",
             *bilm_overrides(name, folder),
         ]
+    if adapt:
+        found["elmo_glove_task"] = [f"experiment={corpus}_elmo_glove", *old, "elmo.adapt=task"]
     return found
 
 
@@ -155,14 +149,16 @@ def result_stem(corpus: str) -> str:
 def plan(
     names: list[str], fractions: tuple[float, ...] = FRACTIONS, seeds: int | None = None
 ) -> list[Run]:
-    """Every run, in rounds: the first seed of every fraction (small fractions first), then the
-    second seed of every fraction, and so on, so that a partial study already spans the curve."""
-    rounds: dict[int, list[Run]] = {}
-    for fraction in sorted(fractions):
-        chosen = SEEDS_SMALL if fraction <= 0.1 else SEEDS_LARGE
-        for number, seed in enumerate(chosen[:seeds]):
-            rounds.setdefault(number, []).extend(Run(fraction, v, seed) for v in names)
-    return [run for number in sorted(rounds) for run in rounds[number]]
+    """Every run, in rounds (`seed_rounds`), every variant of a (fraction, seed) together."""
+
+    def seeds_of(fraction: float) -> tuple[int, ...]:
+        return (SEEDS_SMALL if fraction <= 0.1 else SEEDS_LARGE)[:seeds]
+
+    return [
+        Run(fraction, variant, seed)
+        for fraction, seed in seed_rounds(fractions, seeds_of)
+        for variant in names
+    ]
 
 
 def overrides(run: Run, variant_overrides: list[str], extra: list[str]) -> list[str]:
@@ -206,53 +202,21 @@ def train(runs: list[Run], runs_dir: Path, options: dict[str, list[str]], args) 
 
 
 def archive(run: Run, runs_dir: Path, records_dir: Path) -> None:
-    """Keep a finished run's record in `records_dir` (once): the scores of its results.json and,
-    from its predictions_test.txt, the per-sentence [true positive, predicted, gold] span counts
-    the paired test needs, with a digest of the test tokens and gold tags to pair them safely.
-    The records are small and committed, so the study survives the loss of its run folders."""
+    """Keep a finished run's record (`run_record`, with its fraction, variant and seed) in
+    `records_dir` (once). The records are small and committed, so the study survives the loss
+    of its run folders."""
     from ner.common.files import write_text
-    from ner.reporting.runs import load_run
-    from ner.reporting.significance import PREDICTIONS_FILE, read_predictions, sentence_counts
 
     results_file = run.directory(runs_dir) / "results.json"
     if run.record(records_dir).is_file() or not results_file.is_file():
         return
-    results = load_run(results_file).results
     record = {
         "fraction": run.fraction,
         "variant": run.variant,
         "seed": run.seed,
-        "test_f1": results["test"]["f1"],
-        "dev_f1": results["dev"]["f1"],
-        "epochs": results["epochs_run"],
-        "train_sentences": results["sentences"]["train"],
-        "test_gold_sha256": None,
-        "test_counts": None,
+        **run_record(results_file),
     }
-    predictions_file = results_file.parent / PREDICTIONS_FILE
-    if predictions_file.is_file():
-        predictions = read_predictions(predictions_file)
-        gold = json.dumps([predictions.tokens, predictions.gold], ensure_ascii=False)
-        record["test_gold_sha256"] = hashlib.sha256(gold.encode()).hexdigest()
-        record["test_counts"] = sentence_counts(predictions.gold, predictions.predicted).tolist()
     write_text(run.record(records_dir), json.dumps(record, separators=(",", ":")) + "\n")
-
-
-def paired_records(
-    records_a: dict[int, dict], records_b: dict[int, dict], where: str
-) -> dict[int, tuple]:
-    """Seed → (counts A, counts B) for the seeds whose records on both sides keep test counts."""
-    import numpy as np
-
-    paired = {}
-    for seed, a in records_a.items():
-        b = records_b.get(seed)
-        if b is None or a["test_counts"] is None or b["test_counts"] is None:
-            continue
-        if a["test_gold_sha256"] != b["test_gold_sha256"]:
-            raise SystemExit(f"{where}: seed {seed}'s records were scored on different test data")
-        paired[seed] = (np.array(a["test_counts"]), np.array(b["test_counts"]))
-    return paired
 
 
 def collect(
@@ -309,12 +273,6 @@ def collect(
     return content
 
 
-def _stats(values: list[float]) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
-
-
 def table(records: list[dict], tests: list[dict]) -> str:
     """Markdown: test F1 (mean ± std, seeds) per fraction and variant, then the tests."""
     names = sorted({r["variant"] for r in records})
@@ -328,7 +286,7 @@ def table(records: list[dict], tests: list[dict]) -> str:
             values = [
                 r["test_f1"] for r in records if r["fraction"] == fraction and r["variant"] == name
             ]
-            cells.append(f"{_stats(values)} ({len(values)})" if values else "–")
+            cells.append(f"{mean_text(values)} ({len(values)})" if values else "–")
         lines.append(f"| {fraction:.0%} | " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -367,9 +325,7 @@ def plot(records: list[dict], path: Path) -> None:
         for fraction in sorted({r["fraction"] for r in records if r["variant"] == name}):
             chosen = [r for r in records if r["variant"] == name and r["fraction"] == fraction]
             values = [r["test_f1"] for r in chosen]
-            size = chosen[0]["train_sentences"]
-            spread = statistics.stdev(values) if len(values) > 1 else 0.0
-            points.append((size, statistics.fmean(values), spread))
+            points.append((chosen[0]["train_sentences"], *mean_and_spread(values)))
         sizes, means, spreads = zip(*points, strict=True)
         axis.errorbar(sizes, means, yerr=spreads, marker="o", capsize=3, label=name)
     axis.set_xscale("log")
@@ -397,6 +353,9 @@ def main() -> int:
         metavar="NAME=DIR",
         help="one more biLM (options/weights folder), as the variant elmo_glove_NAME",
     )
+    parser.add_argument(
+        "--adapt", action="store_true", help="add elmo_glove_task: the old biLM, elmo.adapt=task"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
     parser.add_argument(
         "--corpus", default="conll2003", help="runs experiment=<corpus>_glove / _elmo_glove"
@@ -414,7 +373,7 @@ def main() -> int:
     for flag, folder in [*flags, *(("--bilm", folder) for folder in more.values())]:
         if folder is not None and not (folder / "weights.hdf5").is_file():
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
-    options = variants(args.new_bilm, args.old_bilm, args.corpus, more)
+    options = variants(args.new_bilm, args.old_bilm, args.corpus, more, args.adapt)
     args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
     args.stem = result_stem(args.corpus)
     args.records = args.out / f"{args.stem}_runs"
@@ -422,7 +381,8 @@ def main() -> int:
     unknown = sorted(set(names) - set(options))
     if unknown:
         parser.error(
-            f"unknown variant(s) {unknown}; have {sorted(options)} (with --new-bilm, --bilm)"
+            f"unknown variant(s) {unknown}; have {sorted(options)}"
+            " (with --new-bilm, --bilm, --adapt)"
         )
     runs = plan(names, tuple(args.fractions), args.seeds)
     if args.command == "status":

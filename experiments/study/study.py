@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweep import launch, log, run_state, run_sweep
+from ner.training.sweep import launch, log, run_state, run_sweep
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import harness
@@ -153,7 +153,7 @@ FINISHED = ("done", "published")
 def start(job: Job, runs_dir: Path, args: argparse.Namespace) -> subprocess.Popen:
     """Launch (or resume) one job as a child process."""
     values = overrides(job, args.elmo, args.set, args.max_epochs, args.patience)
-    return launch(run_dir(runs_dir, job), job.seed, values, name=job.name)
+    return launch(run_dir(runs_dir, job), job.seed, values, name=job.name, cwd=ROOT)
 
 
 def features_pending(runs_dir: Path, job: Job, running: dict[Job, subprocess.Popen]) -> bool:

@@ -11,7 +11,7 @@ Every run of a fraction gets the same budget: `--epochs` (per fraction) of `--ba
 sentences a batch, dev scored once, after the last epoch (the model scored on test is the last
 one; a short budget cannot afford a dev pass per epoch). Runs go to
 ``outputs/vocabulary_tuning/<fraction>/<setting>/seed<S>/`` through the study's runner
-(`experiments/study/sweep.py`): one with a ``results.json`` is skipped, one with a checkpoint
+(`ner.training.sweep`): one with a ``results.json`` is skipped, one with a checkpoint
 resumes, and stopping the script stops its runs at a checkpoint. The summary (every run's dev
 and test F1, then mean, standard deviation and range over the seeds per fraction and setting) is
 written to ``experiments/results/vocabulary/tuning.json``.
@@ -26,12 +26,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ner.common.files import write_json
+from ner.training.sweep import launch, run_sweep
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "experiments" / "study"))
-
-from sweep import launch, run_sweep  # noqa: E402  (the study's runner, beside it)
-
-from ner.common.files import write_json  # noqa: E402
 
 RUNS = ROOT / "outputs" / "vocabulary_tuning"
 SUMMARY = ROOT / "experiments" / "results" / "vocabulary" / "tuning.json"
@@ -145,7 +143,7 @@ def main() -> None:
         queue,
         jobs=args.jobs,
         start=lambda run: launch(
-            run.folder, run.seed, run.overrides(budget[run.fraction]), name=run.name
+            run.folder, run.seed, run.overrides(budget[run.fraction]), name=run.name, cwd=ROOT
         ),
         finished=lambda run: (run.folder / "results.json").is_file(),
         on_done=lambda run: None,

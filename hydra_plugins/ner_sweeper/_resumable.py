@@ -1,7 +1,10 @@
 """hydra-optuna-sweeper's search, made to resume where it stopped.
 
 The stock sweeper reopens a study from its storage but then runs ``n_trials`` more trials and
-numbers their job folders from 0 again, over the finished ones. Here, before the stock loop runs:
+numbers their job folders from 0 again, over the finished ones. This one takes the stock
+sweeper's settings (``hydra.sweeper.*``) and runs its loop (ask a batch of ``n_jobs`` trials,
+launch them, tell their dev F1; stop on more failures than ``max_failure_rate``; write
+``optimization_results.yaml``) on Hydra's and Optuna's public interfaces. Before the loop:
 
 - the sweep folder is locked (one search per folder at a time), and its study file is opened
   again only if a search created it (`_study_file`: a plain file, not a link, with no trigger,
@@ -19,7 +22,9 @@ numbers their job folders from 0 again, over the finished ones. Here, before the
   out with a log line, so one default search space serves runs with and without ELMo.
 """
 
+import functools
 import logging
+from collections.abc import MutableSequence
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +32,16 @@ import optuna
 import yaml
 from filelock import FileLock, Timeout
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.plugins import Plugins
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
 from hydra.utils import instantiate
-from hydra_plugins.hydra_optuna_sweeper._impl import OptunaSweeperImpl
 from omegaconf import DictConfig, OmegaConf
 from optuna.trial import TrialState
 
 from ner.common.errors import NerError
 
+from ._space import search_space
 from ._study_file import check_study_file
 
 log = logging.getLogger(__name__)
@@ -47,16 +55,65 @@ class SearchError(NerError, RuntimeError):
     """A search that cannot start or resume; the message says why and what to do."""
 
 
-class ResumableSweeperImpl(OptunaSweeperImpl):
-    """`OptunaSweeperImpl` with the resume, record and pruning steps described above."""
+class ResumableSweeperImpl(Sweeper):
+    """The search described above; the settings are hydra-optuna-sweeper's (its
+    ``OptunaSweeperConf``), except the deprecated ``search_space`` (use ``params``) and
+    samplers that need the search space first (``GridSampler``), which are refused."""
 
-    def sweep(self, arguments: list[str]) -> None:
-        """Check and record the search, settle the study's earlier trials, then run the rest."""
+    def __init__(
+        self,
+        sampler: Any,
+        direction: Any,
+        storage: Any,
+        study_name: str | None,
+        n_trials: int,
+        n_jobs: int,
+        max_failure_rate: float,
+        search_space: DictConfig | None,
+        custom_search_space: str | None,
+        params: DictConfig | None,
+    ) -> None:
+        self.search_space = search_space  # refused by `sweep`, like the settings below
+        self.sampler, self.direction, self.storage = sampler, direction, storage
+        self.study_name, self.n_trials, self.n_jobs = study_name, n_trials, n_jobs
+        self.max_failure_rate, self.params, self.job_idx = max_failure_rate, params, 0
+        self.extend = None  # custom_search_space: a function (config, trial) that suggests more
+        if custom_search_space:
+            self.extend = instantiate({"_target_": custom_search_space, "_partial_": True})
+
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
+        """Keep the config and make the launcher that runs the trials."""
+        self.config, self.job_idx = config, 0
+        self.launcher = Plugins.instance().instantiate_launcher(
+            config=config, hydra_context=hydra_context, task_function=task_function
+        )
+
+    def _check_settings(self) -> None:
+        """SearchError for a setting this sweeper does not take."""
         if self.n_jobs < 1:
             raise SearchError(
                 f"hydra.sweeper.n_jobs={self.n_jobs}: expected at least 1 (trials asked at a "
                 "time; set it to the launcher's parallel jobs)"
             )
+        if self.search_space:
+            raise SearchError("hydra.sweeper.search_space: give the search as hydra.sweeper.params")
+        if isinstance(self.sampler, functools.partial):
+            name = getattr(self.sampler.func, "__name__", self.sampler.func)
+            raise SearchError(f"hydra.sweeper.sampler: {name} is not supported")
+        if not 0.0 <= self.max_failure_rate <= 1.0:
+            rate = self.max_failure_rate
+            raise SearchError(f"hydra.sweeper.max_failure_rate={rate}: expected 0 to 1")
+
+    def _get_directions(self) -> list[str]:
+        """The study's directions (``maximize``/``minimize``), one per objective."""
+        several = isinstance(self.direction, MutableSequence)  # a list (ListConfig) of them
+        return [getattr(d, "name", d) for d in (self.direction if several else [self.direction])]
+
+    def sweep(self, arguments: list[str]) -> None:
+        """Check and record the search, settle the study's earlier trials, then run the rest."""
+        self._check_settings()
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         lock = FileLock(sweep_dir / LOCK)
@@ -74,13 +131,14 @@ class ResumableSweeperImpl(OptunaSweeperImpl):
             study = optuna.create_study(
                 study_name=self.study_name,
                 storage=self.storage,
+                sampler=self.sampler,
                 directions=self._get_directions(),
                 load_if_exists=True,
             )
             finished = settle_trials(study)
             self.job_idx = len(study.trials)
             if self.job_idx:
-                self._reseed_sampler(self.job_idx)
+                study.sampler = self._reseeded_sampler(self.job_idx)
             self.n_trials = max(0, self.n_trials - finished)
             log.info(
                 "study %s: %d trials finished, %d to run, the next in %s/%d",
@@ -90,18 +148,47 @@ class ResumableSweeperImpl(OptunaSweeperImpl):
                 sweep_dir,
                 self.job_idx,
             )
-            super().sweep(arguments)
+            self._run_trials(study, arguments)
         finally:
             lock.release()
 
-    def _reseed_sampler(self, offset: int) -> None:
+    def _reseeded_sampler(self, offset: int) -> Any:
         """A sampler seeded with seed + `offset` for a resumed study: with the configured seed
         again it would repeat the draws of the first part (TPE's first trials are random)."""
         sampler = self.config.hydra.sweeper.sampler
-        if sampler.get("seed") is None or sampler.get("_partial_"):
-            return
-        self.sampler = instantiate(sampler, seed=int(sampler.seed) + offset)
+        if sampler.get("seed") is None:
+            return self.sampler
         log.info("resumed study: sampler seed %d + %d", sampler.seed, offset)
+        return instantiate(sampler, seed=int(sampler.seed) + offset)
+
+    def _run_trials(self, study: optuna.Study, arguments: list[str]) -> None:
+        """Ask, launch and tell `n_trials` trials, `n_jobs` at a time; then write the best."""
+        params = [f"{key!s}={value}" for key, value in (self.params or {}).items()]
+        searched, fixed = search_space(params + arguments)
+        to_go = self.n_trials
+        while to_go > 0:
+            trials = [study.ask(searched) for _ in range(min(to_go, self.n_jobs))]
+            overrides = [self._trial_overrides(trial, fixed) for trial in trials]
+            returns = self.launcher.launch(overrides, initial_job_idx=self.job_idx)
+            self.job_idx += len(returns)
+            failed = [not tell(study, t, r) for t, r in zip(trials, returns, strict=True)]
+            if sum(failed) / len(returns) > self.max_failure_rate:
+                log.error("%d of %d trials failed", sum(failed), len(returns))
+                for job in returns:
+                    _ = job.return_value  # raises the failed job's own error
+            to_go -= len(trials)
+        write_best(study, Path(str(self.config.hydra.sweep.dir)) / "optimization_results.yaml")
+
+    def _trial_overrides(self, trial: optuna.Trial, fixed: dict[str, Any]) -> tuple[str, ...]:
+        """The command-line overrides of one trial: its drawn values, then the fixed ones."""
+        for key, value in fixed.items():
+            trial.set_user_attr(key, value)
+        if self.extend is not None:
+            self.extend(self.config, trial)
+        overlap = trial.params.keys() & trial.user_attrs
+        if overlap:
+            raise SearchError(f"keys both searched and fixed: {', '.join(sorted(overlap))}")
+        return tuple(f"{key}={value}" for key, value in {**trial.params, **fixed}.items())
 
     def _applicable_params(self) -> DictConfig | None:
         """The configured search space without keys under a null config node."""
@@ -171,3 +258,32 @@ def settle_trials(study: optuna.Study) -> int:
         log.warning("trial %d was interrupted: marked failed", trial.number)
         study.tell(trial.number, state=TrialState.FAIL)
     return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+
+
+def tell(study: optuna.Study, trial: optuna.Trial, job: Any) -> bool:
+    """Record a launched trial's objective values (its task's return value) in the study, or
+    mark it failed (False) when the job failed or returned no number per objective."""
+    try:
+        returned, objectives = job.return_value, len(study.directions)
+        values = [float(returned)] if objectives == 1 else [float(v) for v in returned]
+        if len(values) != objectives:
+            raise ValueError(f"{len(values)} values for {objectives} objectives")
+    except Exception as error:  # the job's own failure, or a return value that is no number
+        log.warning("trial %d failed: %s", trial.number, error)
+        study.tell(trial, state=TrialState.FAIL)
+        return False
+    study.tell(trial, values)
+    return True
+
+
+def write_best(study: optuna.Study, path: Path) -> None:
+    """The best trial's settings and value (or the Pareto front of several objectives)."""
+    if len(study.directions) == 1:
+        best = study.best_trial
+        log.info("best parameters: %s; best value: %s", best.params, best.value)
+        results = {"name": "optuna", "best_params": best.params, "best_value": best.value}
+    else:
+        front = [{"params": t.params, "values": t.values} for t in study.best_trials]
+        log.info("%d Pareto-optimal trials", len(front))
+        results = {"name": "optuna", "solutions": front}
+    OmegaConf.save(OmegaConf.create(results), path)

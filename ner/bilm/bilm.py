@@ -11,7 +11,7 @@ Three state modes decide the LSTM state a sentence starts from (docs/bilm.md, "S
   so a state that has read real text is the in-distribution starting point.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,14 @@ The team won the match 3-1 and will play in the final next week in London ."""
 
 
 class BiLM(nn.Module):
-    """Frozen-or-trainable ELMo biLM returning all L + 1 layers with boundaries removed."""
+    """Frozen-or-trainable ELMo biLM returning all L + 1 layers with boundaries removed. Usually
+    made by `from_files`; `embed_sentences` gives the layers of token lists.
+
+    # Parameters
+    options: its shape (options.json).
+    state: the LSTM state a sentence starts from: ``warm`` (the default), ``stateless`` or
+        ``stateful`` (`STATE_MODES`; see the module's docstring).
+    """
 
     boundary_tokens: tuple[str, str] = (BOS_TOKEN, EOS_TOKEN)  # the sentence start and end
 
@@ -69,6 +76,7 @@ class BiLM(nn.Module):
 
     @property
     def state(self) -> str:
+        """The state mode (`STATE_MODES`); setting another name is a ValueError."""
         return self._state
 
     @state.setter
@@ -76,6 +84,14 @@ class BiLM(nn.Module):
         if mode not in STATE_MODES:
             raise ValueError(f"unknown biLM state mode {mode!r}; expected one of {STATE_MODES}")
         self._state = mode
+
+    def set_precision(self, precision: str) -> None:
+        """Run the LSTM's matrix products in another precision while no gradient is taken.
+
+        # Parameters
+        precision: ``float32`` or ``bfloat16`` (see `ner.common.precision`).
+        """
+        self.lstm.set_precision(precision)
 
     @property
     def output_dim(self) -> int:
@@ -97,10 +113,14 @@ class BiLM(nn.Module):
     ) -> "BiLM":
         """Load options.json + weights.hdf5 (local paths or http(s) URLs, downloaded once).
 
-        `expected` (e.g. a preset's `expected` block: output_dim, lstm_dim, ...) is checked against
-        the options so a wrong file fails early with a clear message. When it names the
-        `options_file` it describes and that is not the file given (the user overrode a preset's
-        files, e.g. `elmo.options_file=...`), the shapes are not checked.
+        # Parameters
+        options_file: options.json.
+        weight_file: weights.hdf5.
+        state: the state mode, as for the constructor.
+        expected: checked against the options so that a wrong file fails early with a clear
+            message (e.g. a preset's `expected` block: output_dim, lstm_dim, ...). When it names
+            the `options_file` it describes and that is not the file given (the user overrode a
+            preset's files, e.g. `elmo.options_file=...`), the shapes are not checked.
         """
         options = BiLMOptions.from_file(resolve(options_file, desc="ELMo options"))
         expected = dict(expected or {})
@@ -123,7 +143,11 @@ class BiLM(nn.Module):
         return model
 
     def load_tf_arrays(self, arrays: Mapping[str, np.ndarray]) -> None:
-        """Load weights.hdf5 datasets (see `weights.read_weights`) and forget derived states."""
+        """Load weights and forget the states derived from the old ones.
+
+        # Parameters
+        arrays: weights.hdf5's datasets by name (`ner.bilm.weights.read_weights`).
+        """
         self.char_cnn.load_tf_arrays(arrays)
         self.lstm.load_tf_arrays(arrays)
         self.reset_states()
@@ -134,27 +158,32 @@ class BiLM(nn.Module):
         return {**self.char_cnn.tf_arrays(), **self.lstm.tf_arrays()}
 
     def save(self, options_file: str | Path, weight_file: str | Path) -> None:
-        """Write options.json and weights.hdf5 (the layout AllenNLP and bilm-tf read)."""
+        """Write options.json and weights.hdf5 (the layout AllenNLP and bilm-tf read).
+
+        # Parameters
+        options_file: where options.json goes.
+        weight_file: where weights.hdf5 goes.
+        """
         self.options.save(options_file)
         write_weights(weight_file, self.tf_arrays())
 
-    def _apply(
-        self, fn: Callable[[torch.Tensor], torch.Tensor], *args: Any, **kwargs: Any
-    ) -> "BiLM":
-        """Moving or casting the module moves the carried state and recomputes the warm one."""
-        self._warm = None
-        if self._carried is not None:
-            self._carried = LSTMState(fn(self._carried.h), fn(self._carried.c))
-        return super()._apply(fn, *args, **kwargs)
+    def _moved(self, state: LSTMState) -> bool:
+        """Whether the module was moved or cast since `state` was made: its weights are on
+        another device or of another dtype."""
+        weights = self.lstm.layers[0].w_proj
+        return (state.h.device, state.h.dtype) != (weights.device, weights.dtype)
 
     def reset_states(self) -> None:
         """Forget the carried state of `stateful` mode (the next batch starts from zeros)."""
         self._carried = None
 
     def forward(self, char_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """char_ids (B, T, 50), right-padded, no boundaries → layers (B, L+1, T, 2P), mask (B, T).
+        """All layers (B, L+1, T, 2P) of a batch and its mask (B, T); the layers are exactly
+        zero at padded positions.
 
-        Layers are exactly zero at padded positions.
+        # Parameters
+        char_ids: (B, T, 50) character ids (`ner.bilm.char_ids.batch_to_ids`), right-padded,
+            without the sentence boundaries.
         """
         mask = (char_ids > 0).any(dim=-1)  # (B, T)
         real = char_ids[mask]  # (N, 50)
@@ -168,7 +197,14 @@ class BiLM(nn.Module):
     def contextualize(
         self, tokens: torch.Tensor, mask: torch.Tensor, bos: torch.Tensor, eos: torch.Tensor
     ) -> torch.Tensor:
-        """Token vectors (B, T, P), mask (B, T), boundary vectors (P,) → layers (B, L+1, T, 2P)."""
+        """The LSTM over token vectors framed by the sentence boundaries: layers (B, L+1, T, 2P).
+
+        # Parameters
+        tokens: (B, T, P) token vectors (the char-CNN's), right-padded.
+        mask: (B, T) bool, which positions hold a token.
+        bos: (P,) the sentence start's vector.
+        eos: (P,) the sentence end's vector.
+        """
         batch, steps, dim = tokens.shape
         lengths = mask.sum(dim=1)  # (B,)
         rows = torch.arange(batch, device=tokens.device)
@@ -195,6 +231,9 @@ class BiLM(nn.Module):
             return LSTMState(*(s.expand(-1, -1, batch, -1) for s in warm))
         if self._carried is None:
             return None
+        if self._moved(self._carried):  # the carried state follows the module
+            weights = self.lstm.layers[0].w_proj
+            self._carried = LSTMState(self._carried.h.to(weights), self._carried.c.to(weights))
         if self._carried.h.is_inference() and not torch.is_inference_mode_enabled():
             self._carried = LSTMState(self._carried.h.clone(), self._carried.c.clone())
         carried = self.lstm.zero_state(batch)
@@ -217,9 +256,10 @@ class BiLM(nn.Module):
     def warm_state(self) -> LSTMState:
         """The fixed `warm` starting state (1 row): the final state after reading WARMUP_TEXT.
 
-        Computed on first use and kept; `load_tf_arrays` (or moving the module) recomputes it.
+        Computed on first use and kept; `load_tf_arrays`, or moving or casting the module,
+        makes the next use compute it again.
         """
-        if self._warm is None:
+        if self._warm is None or self._moved(self._warm):
             mode = self.state
             carried = self._carried
             self._state, self._carried = "stateful", None
@@ -245,12 +285,16 @@ class BiLM(nn.Module):
         max_tokens: int = MAX_TOKENS,
         token_cache: dict[str, torch.Tensor] | None = None,
     ) -> list[torch.Tensor]:
-        """All layers of each tokenized sentence: a list of (L+1, T_i, 2P) float tensors.
+        """All layers of each tokenized sentence: a list of (L+1, T_i, 2P) float tensors, in
+        input order. The char-CNN runs once per distinct token string.
 
-        In `stateful` mode batches are `batch_size` consecutive sentences in the given order. In
-        `warm`/`stateless` mode sentences are sorted by length and batched under a budget of
-        `max_tokens` padded tokens (BOS/EOS included); results come back in input order.
-        The char-CNN runs once per distinct token string (`token_cache` keeps them across calls).
+        # Parameters
+        sentences: token lists.
+        batch_size: in `stateful` mode, a batch's sentences: consecutive ones, in the given
+            order.
+        max_tokens: in `warm` and `stateless` mode, a batch's budget of padded tokens (BOS/EOS
+            included); sentences are sorted by length.
+        token_cache: token string → char-CNN vector, kept across calls (filled here).
         """
         cache: dict[str, torch.Tensor] = {} if token_cache is None else token_cache
         with torch.inference_mode():
@@ -267,8 +311,11 @@ class BiLM(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """`forward` on token strings: layers (B, L+1, T, 2P) and mask (B, T) of one batch.
 
-        The char-CNN runs only for the token strings missing from `token_cache` (which gains
-        them), so a word repeated across batches and calls is encoded once.
+        # Parameters
+        sentences: the batch's token lists.
+        token_cache: token string → char-CNN vector; the char-CNN runs only for the strings
+            missing from it (which it gains), so a word repeated across batches and calls is
+            encoded once.
         """
         self._fill_token_cache(token_cache, {t for sentence in sentences for t in sentence})
         bos, eos = self._boundary_vectors()
@@ -297,7 +344,11 @@ class BiLM(nn.Module):
         return length_batches(padded, max_tokens=max_tokens)
 
     def token_char_ids(self, token: str) -> tuple[int, ...]:
-        """The 50 shifted character ids the char-CNN reads for a token."""
+        """The 50 shifted character ids the char-CNN reads for a token.
+
+        # Parameters
+        token: the token string.
+        """
         return token_to_char_ids(token)
 
     def _boundary_vectors(self) -> torch.Tensor:

@@ -21,7 +21,7 @@ from torch import nn
 from torch.nn import functional
 
 from ner.bilm.weights import to_numpy
-from ner.common.precision import active_dtype
+from ner.common.precision import active_dtype, product_dtype
 
 FORWARD, BACKWARD = 0, 1
 PROJECTION_BLOCK_ELEMENTS = 1 << 24  # floats of precomputed input projections (64 MiB)
@@ -186,8 +186,8 @@ class ProjectedBiLSTM(nn.Module):
         self.projection_dim = projection_dim
         self.num_directions = num_directions
         self.dropout = dropout  # on every layer's input while training (bilm-tf's DropoutWrapper)
-        # Without gradients, the matrix products run in this dtype (ner.common.precision)
-        self.product_dtype: torch.dtype | None = None
+        # Without gradients, the matrix products run in this dtype (`set_precision`)
+        self._product_dtype: torch.dtype | None = None
         self.layers = nn.ModuleList(
             ProjectedLSTMLayer(
                 input_dim if layer == 0 else projection_dim,
@@ -199,6 +199,11 @@ class ProjectedBiLSTM(nn.Module):
             )
             for layer in range(num_layers)
         )
+
+    def set_precision(self, precision: str) -> None:
+        """Run the matrix products in `precision` (``float32`` or ``bfloat16``, see
+        `ner.common.precision`) while no gradient is taken; the cell state stays float32."""
+        self._product_dtype = product_dtype(precision)  # checks the name
 
     def zero_state(self, batch_size: int) -> LSTMState:
         """All-zero state for batch_size rows."""
@@ -232,7 +237,7 @@ class ProjectedBiLSTM(nn.Module):
         for index, layer in enumerate(self.layers):
             hidden = functional.dropout(hidden, self.dropout, self.training)
             h, c = state.h[index][:, order], state.c[index][:, order]
-            result, h, c = layer(hidden, counts, h, c, active_dtype(self.product_dtype))
+            result, h, c = layer(hidden, counts, h, c, active_dtype(self._product_dtype))
             hidden = result + hidden if index > 0 else result
             outputs.append(hidden.transpose(1, 2)[:, restore])  # (D, B, T, P)
             final_h.append(h[:, restore])

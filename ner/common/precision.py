@@ -16,6 +16,7 @@ operands while the weights, their gradients, the optimizer state and the loss st
 """
 
 import contextlib
+import functools
 import logging
 from pathlib import Path
 
@@ -49,10 +50,25 @@ def fused_lstm_keeps_float32_cell(device: torch.device) -> bool:
         torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
     ):
         return False
+    return _cpu_lstm_keeps_float32_cell()
+
+
+@functools.cache
+def _cpu_lstm_keeps_float32_cell() -> bool:
+    """Asked of torch once (oneDNN on): whether a one-step CPU LSTM given bfloat16 inputs and
+    weights and a float32 cell state answers in bfloat16 with a float32 cell state, as oneDNN's
+    kernel does; torch's own kernel promotes everything to float32 instead."""
+    bfloat16 = torch.bfloat16
+    weights = [torch.zeros(4, 1, dtype=bfloat16), torch.zeros(4, 1, dtype=bfloat16)]
+    weights += [torch.zeros(4, dtype=bfloat16), torch.zeros(4, dtype=bfloat16)]
+    state = (torch.zeros(1, 1, 1, dtype=bfloat16), torch.zeros(1, 1, 1))
+    inputs = torch.zeros(1, 1, 1, dtype=bfloat16)
     try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):  # a torch without the check: assume not
+        with torch.no_grad():
+            output, _, cell = torch.lstm(inputs, state, weights, True, 1, 0.0, False, False, True)
+    except RuntimeError:  # a kernel that refuses the mix
         return False
+    return output.dtype == bfloat16 and cell.dtype == torch.float32
 
 
 def has_bfloat16(device: torch.device, cpuinfo: Path = CPUINFO) -> bool:

@@ -23,7 +23,7 @@ DECOMPRESSORS: dict[str, Callable[[IO[bytes]], IO[bytes]]] = {
     ".bz2": bz2.BZ2File,
     ".xz": lzma.LZMAFile,
 }
-OUTPUT_SUFFIXES = {"jsonl": ".jsonl", "conll": ".conll"}
+OUTPUT_SUFFIXES = {"jsonl": ".jsonl", "conll": ".conll", "doccano": ".jsonl"}
 # What reading a damaged or vanished input raises (a truncated gzip stream: EOFError).
 READ_ERRORS = (OSError, EOFError, lzma.LZMAError)
 
@@ -81,7 +81,8 @@ def discover(names: list[str], output_dir: Path, output_format: str) -> list[Cor
     InputError when two inputs would write the same output file, or there is none."""
     if output_format not in OUTPUT_SUFFIXES:
         raise InputError(
-            f"--format {output_format} writes one page; with --output-dir use jsonl or conll"
+            f"--format {output_format} writes one document per input, not lines that shards "
+            "join; with --output-dir use jsonl, conll or doccano"
         )
     skip = output_dir.resolve()
     inputs: dict[Path, CorpusInput] = {}

@@ -83,6 +83,7 @@ def _read_shards(item: CorpusInput, options: TagOptions) -> Iterator[tuple[int, 
                     options.encoding,
                     options.chunk_lines,
                     options.text_field,
+                    options.output_format,
                 )
             ):
                 position = raw.tell()

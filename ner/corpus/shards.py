@@ -37,16 +37,22 @@ class ShardCounts(TagCounts):
 
 
 def shard_lines(
-    stream: IO[bytes], input_format: str, encoding: str, chunk_lines: int, text_field: str
+    stream: IO[bytes],
+    input_format: str,
+    encoding: str,
+    chunk_lines: int,
+    text_field: str,
+    output_format: str = "jsonl",
 ) -> Iterator[list[Line]]:
     """The shards of one input stream, in order: the chunks `ner.model.tag_files.tag_lines`
-    cuts (JSON lines already read as their text field), or (CoNLL) all of it."""
+    cuts (JSON lines already read as their text field, for `output_format`'s records), or
+    (CoNLL) all of it."""
     lines = read_lines(stream, encoding)
     if input_format == "conll":
         if shard := list(lines):
             yield shard
         return
-    readable, _ = readable_lines(lines, input_format, text_field)
+    readable, _ = readable_lines(lines, input_format, text_field, output_format)
     yield from chunks(readable, chunk_lines, MAX_LINE_CHARS)
 
 

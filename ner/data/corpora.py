@@ -218,45 +218,48 @@ def log_changes(info: CorpusInfo) -> None:
 def prepare_corpus(
     name_or_path: str | Path | None = None, **options: Any
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    """Load (and cache) a corpus, returning it with a `CorpusInfo` report.
+    """Load (and cache) a corpus, returning it with a `CorpusInfo` report. Each kind of source
+    (named, hub, column files, CoNLL-U, span annotations) takes the options of its dataclass in
+    `ner.data.corpus_options` (`NamedOptions`, `HubOptions`, `ColumnOptions`, `ConlluOptions`,
+    `SpanOptions`); one it does not take is an error naming the option and the corpus, never
+    silently dropped.
 
-    - `name_or_path`: a name in `NAMED_CORPORA`, ``"hub:<dataset>"`` (needs `revision`), a folder
-      of column files (``train``/``dev``|``valid``|``testa``/``test``|``testb`` as a part of the
-      file names), one column file (the train split), or, when `files` maps splits to column
-      files, the corpus's name (default: the train file's folder name).
-    - `tag_scheme`: convert tags to "iob1" | "iob2" | "bioes"; None keeps the corpus's own.
-    - `lenient`: repair tag sequences the scheme does not allow (and report how many) instead of
-      raising. None means False, except for named corpora with known errors (conll2002_es).
-    - Column files: `columns` names every column (``tokens``, ``tags`` required, ``_`` drops one),
-      or `token_column`/`tag_column` pick two; `separator` (None = any whitespace; ``"tab"``
-      and ``"space"`` name those, for command lines), `docstart`,
-      `encoding`, `max_sentence_tokens` (longer is an error: likely missing blank lines);
-      `validation_fraction` carves validation from the end of train when missing.
-    - `holdout` (e.g. 0.1): when validation and/or test are missing, each gets that fraction of
-      the train sentences, chosen by `holdout_seed` the same way on every run and machine.
-    - Hub datasets: `revision` (required), `hub_config`, `tag_column` (default ``ner_tags``),
-      `validation_fraction`, `holdout`.
-    - Named corpora: `source` replaces the archive URL with another URL or path (for loose
-      files, wnut17's: their folder; the pinned sha256 still applies); `nltk_data_url` replaces
-      ``$NER_NLTK_DATA_URL``;
-      `max_sentence_tokens`; `validation_fraction` for a corpus without a validation split
-      (conll2000: 0.1 unless given).
-    - `labels`: ``spans`` (chunk tags), ``tokens`` (one plain label per token, e.g. part of
-      speech; no scheme) or None to detect it (`ner.data.labels`).
-    - `format`: ``columns`` (the default); ``conllu`` (Universal Dependencies files, a folder or
-      one file, read from its ``*.conllu`` files alone; fixed columns: it takes `encoding`,
-      `max_sentence_tokens`, `label_column` and the splitting options); ``label_studio``,
-      ``doccano``, ``spacy`` (JSONL) or ``brat``: spans aligned to our tokens, with `encoding`,
-      the splitting options and `ner.data.spans.SpanFormat`'s (counts in `CorpusInfo.spans`).
-    - `label_column`: which column holds the labels: a CoNLL-U column (``upos``, the default,
-      ``xpos``, ``feats``, ...), or the name of another column of a named corpus or of
-      `columns` (``pos``, ``chunk``), which then replaces ``tags``.
-
-    Each kind of source takes the options of its dataclass in `ner.data.corpus_options`
-    (`ColumnOptions`, `ConlluOptions`, `SpanOptions`, `NamedOptions`, `HubOptions`), with their
-    defaults. An option the source does not take (say `encoding` with a named corpus, whose
-    files have a fixed format) is an error naming the option and the corpus, never silently
-    dropped.
+    # Parameters
+    name_or_path: a name in `NAMED_CORPORA`, ``"hub:<dataset>"``, a folder of column files
+        (``train``/``dev``|``valid``|``testa``/``test``|``testb`` in the file names), one column
+        file (the train split), or with `files` the corpus's name (default: the folder's).
+    options: the options of the corpus's source, each with its default in the source's
+        dataclass (`ner.data.corpus_options`):
+        tag_scheme: convert tags to ``iob1``, ``iob2`` or ``bioes``; None: the corpus's own.
+        lenient: repair tag sequences the scheme does not allow (and count them) instead of
+            raising; None: False, except for named corpora with known errors (conll2002_es).
+        files: split name → column file, instead of a folder.
+        columns: every column's name (``tokens``, ``tags`` required; ``_`` drops one).
+        token_column: the tokens' column (without `columns`).
+        tag_column: the tags' column (without `columns`; a hub dataset's: ``ner_tags``).
+        separator: between columns: None for any whitespace, or ``"tab"``, ``"space"``.
+        docstart: the first token of the lines between documents (dropped).
+        encoding: of the files.
+        max_sentence_tokens: a longer sentence is an error (likely missing blank lines).
+        validation_fraction: carve validation from the end of train when it is missing.
+        holdout: (e.g. 0.1) each missing validation or test split gets this fraction of train.
+        holdout_seed: picks those sentences, the same way on every run and machine.
+        source: another URL or path for a named corpus's files (the pinned sha256 applies).
+        nltk_data_url: replaces ``$NER_NLTK_DATA_URL``.
+        revision: the hub dataset's commit, tag or branch (required).
+        hub_config: the hub dataset's configuration.
+        labels: ``spans`` (chunk tags), ``tokens`` (a plain label per token, e.g. part of speech)
+            or None to detect it (`ner.data.labels`).
+        format: ``columns`` (the default), ``conllu`` (Universal Dependencies files), or span
+            annotations aligned to our tokens: ``label_studio``, ``doccano``, ``spacy``,
+            ``brat``.
+        label_column: the labels' column: CoNLL-U's (``upos``, the default, ``xpos``, ...), or
+            another named column (``pos``, ``chunk``), which replaces ``tags``.
+        tokenizer: how span annotations' texts become tokens: ``news`` or ``social``.
+        misaligned: a span off token boundaries is an ``error``, ``snap``s to them, or is
+            ``drop``ped.
+        skip_bad: skip (and count) a malformed span record instead of refusing the file.
+        annotator: whose Label Studio annotation is read (None: the first completed one).
     """
     name, named, chosen = corpus_source(name_or_path, **options)
     given = asdict(chosen)

@@ -1,6 +1,6 @@
 """The self-contained ``model/`` directory a training run saves, and reading it back.
 
-Layout (``FORMAT_VERSION`` 3)::
+Layout (``FORMAT_VERSION`` 4)::
 
     model/
       archive.json            manifest: format + version, model config, file digests, biLM
@@ -8,7 +8,8 @@ Layout (``FORMAT_VERSION`` 3)::
                               ``manifest_sha256``, the digest of the manifest itself
       weights.safetensors     the tagger's state dict (word-embedding rows = the GloVe rows used,
                               as trained); read with safetensors, never by unpickling
-      vocabularies/<name>.json  plain-JSON vocabularies (labels, words, chars, ...)
+      vocabularies/<name>.json  plain-JSON vocabularies (``tagger``: words, chars, tags;
+                              ``pretrained_words``)
       config.json             the run's full (resolved) configuration, for the record
       bilm/options.json, bilm/weights.hdf5   the frozen biLM itself when it is small; otherwise
                               archive.json holds its path or URL plus sha256 and size, and it is
@@ -59,9 +60,10 @@ from ner.embeddings.glove import GLOVE_6B_50D
 logger = logging.getLogger(__name__)
 
 FORMAT = "ner-elmo-tagger"
-FORMAT_VERSION = 3
-# 1: the manifest has no digest of its own; 3 adds compact folders (float16, package references)
-READABLE_VERSIONS = (1, 2, 3)
+FORMAT_VERSION = 4
+# 1: the manifest has no digest of its own; 3 adds compact folders (float16, package references);
+# 4 names the word/char/tag vocabularies ``tagger`` (``encoder`` before, still read)
+READABLE_VERSIONS = (1, 2, 3, 4)
 WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16}
 # Tensors a compact folder may leave out, each rebuilt on load from one of these pinned sources.
 REBUILDABLE = {"pretrained_words": (GLOVE_6B_50D,)}
@@ -262,6 +264,18 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
         )
     validate(_Manifest, manifest, path, ArchiveError)
     return manifest
+
+
+def model_name(directory: Path) -> str:
+    """A model directory's name; for a run's ``model/`` folder, the run's."""
+    resolved = directory.resolve()
+    return resolved.parent.name if resolved.name == "model" else resolved.name
+
+
+def model_version(directory: Path) -> str:
+    """The model's name (`model_name`) and the first 12 hex digits of its manifest's sha256, as
+    ``ner-serve`` reports them: what an annotation tool records as a prediction's model."""
+    return f"{model_name(directory)}-{sha256_file(directory / MANIFEST)[:12]}"
 
 
 def manifest_digest(manifest: dict[str, Any]) -> str:

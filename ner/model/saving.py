@@ -31,14 +31,17 @@ from ner.model.archive import (
     save_archive,
 )
 from ner.model.shipped import portable_config
-from ner.tagger.dataset import Encoder
+from ner.tagger.dataset import Vocabularies
 from ner.tagger.model import TaggerModel
+
+# The word/char/tag vocabularies' name in a model folder: ``vocabularies/tagger.json``.
+VOCABULARIES = "tagger"
 
 
 def save_tagger(
     directory: str | Path,
     model: TaggerModel,
-    encoder: Encoder,
+    vocabularies: Vocabularies,
     bilm: BiLMFiles | None,
     *,
     corpus_scheme: str | None = None,
@@ -49,7 +52,7 @@ def save_tagger(
     **options: Any,
 ) -> Path:
     """Write a trained tagger as the model directory `Tagger.load` reads: the weights, the
-    encoder's vocabularies (``vocabularies/encoder.json``: words, chars, tags;
+    vocabularies (``vocabularies/tagger.json``: words, chars, tags;
     ``pretrained_words.json``: the words whose frozen float16 vectors follow the trained rows),
     the biLM files and the corpus's tag scheme. config: the run's resolved configuration, kept for
     the record with its biLM paths made portable (`ner.model.shipped.portable_config`, relative
@@ -61,24 +64,26 @@ def save_tagger(
     they came from (e.g. ``glove.6B.50d``; checked here first: the rebuilt words must be exactly
     the stored ones). scores: the training run's, kept in the folder's metadata (``dev`` and
     ``test``, each seqeval's or token scores) for whoever serves or reports the model."""
-    vocabularies = {"encoder": encoder.to_json()}
+    files = {VOCABULARIES: vocabularies.to_json()}
     rebuilt = {}
     if compact:
         options.update(weights_dtype="float16", refer_to_package=True)
-        if encoder.pretrained is not None:
-            rebuilt["pretrained_words"] = _extension_reference(model, encoder, pretrained_source)
-    elif encoder.pretrained is not None:
-        vocabularies["pretrained_words"] = encoder.pretrained.to_json()
+        if vocabularies.pretrained is not None:
+            rebuilt["pretrained_words"] = _extension_reference(
+                model, vocabularies, pretrained_source
+            )
+    elif vocabularies.pretrained is not None:
+        files["pretrained_words"] = vocabularies.pretrained.to_json()
     return save_archive(
         directory,
         model=model,
         model_config=model.config,
-        vocabularies=vocabularies,
+        vocabularies=files,
         bilm=bilm,
         config=portable_config(config, Path(directory).resolve().parent),
         metadata={
             "corpus_scheme": corpus_scheme,
-            "encoder": "ner.tagger.dataset.Encoder",
+            "vocabularies": "ner.tagger.dataset.Vocabularies",
             **({"scores": scores} if scores else {}),
         },
         rebuilt=rebuilt,
@@ -87,18 +92,18 @@ def save_tagger(
 
 
 def _extension_reference(
-    model: TaggerModel, encoder: Encoder, source: str | None
+    model: TaggerModel, vocabularies: Vocabularies, source: str | None
 ) -> dict[str, Any]:
     """The manifest entry that lets a loader rebuild the model's pretrained words from `source`;
     ArchiveError if the rebuilt words or vectors would differ from the model's."""
-    assert model.pretrained_words is not None and encoder.pretrained is not None
+    assert model.pretrained_words is not None and vocabularies.pretrained is not None
     if source not in REBUILDABLE["pretrained_words"]:
         raise ArchiveError(
             f"a compact folder rebuilds pretrained words only from "
             f"{', '.join(REBUILDABLE['pretrained_words'])}, not from {source}: save it in full"
         )
-    stored = extension_digest(encoder.pretrained, model.pretrained_words)
-    words, vectors = rebuild_extension(source, encoder.words)
+    stored = extension_digest(vocabularies.pretrained, model.pretrained_words)
+    words, vectors = rebuild_extension(source, vocabularies.words)
     if extension_digest(words, vectors) != stored:
         raise ArchiveError(
             f"the model's pretrained words are not those of {source} for its vocabulary, so a "
@@ -108,13 +113,15 @@ def _extension_reference(
 
 
 def _rebuilt_extension(
-    entry: dict[str, Any], encoder: Encoder, directory: Path
+    entry: dict[str, Any], vocabularies: Vocabularies, directory: Path
 ) -> tuple[PackedWords, torch.Tensor]:
     """A compact folder's pretrained words and (E, dim) float16 vectors, rebuilt from their
     pinned table (fetched on first use), checked against the manifest's digest and kept in the
     data folder for the next load."""
     try:
-        return cached_extension(entry["source"], encoder.words, entry["count"], entry["sha256"])
+        return cached_extension(
+            entry["source"], vocabularies.words, entry["count"], entry["sha256"]
+        )
     except ExtensionMismatch:
         raise ArchiveError(
             f"model {directory}: the pretrained words rebuilt from {entry['source']} are not "
@@ -186,19 +193,19 @@ def check_sizes(config: dict[str, Any], weights: dict[str, torch.Tensor], direct
             )
 
 
-def check_vocabularies(model: TaggerModel, encoder: Encoder) -> None:
-    """Every id the encoder can give has a row in the model (ValueError otherwise): a vocabulary
+def check_vocabularies(model: TaggerModel, vocabularies: Vocabularies) -> None:
+    """Every id the vocabularies can give has a row in the model (ValueError otherwise): one
     longer than its embedding would make each sentence with one of its last words fail, and with
     it every request tagged in the same batch."""
     sizes = []
     if model.word_embedding is not None:
         rows = model.pretrained_words.shape[0] if model.pretrained_words is not None else 0
-        sizes.append(("words", len(encoder.words), model.word_embedding.num_embeddings))
-        if encoder.pretrained is not None:
-            sizes.append(("pretrained words", len(encoder.pretrained), rows))
+        sizes.append(("words", len(vocabularies.words), model.word_embedding.num_embeddings))
+        if vocabularies.pretrained is not None:
+            sizes.append(("pretrained words", len(vocabularies.pretrained), rows))
     if model.char_encoder is not None:
         sizes.append(
-            ("characters", len(encoder.chars), model.char_encoder.embedding.num_embeddings)
+            ("characters", len(vocabularies.chars), model.char_encoder.embedding.num_embeddings)
         )
     for what, entries, rows in sizes:
         if entries != rows:
@@ -209,13 +216,15 @@ def check_vocabularies(model: TaggerModel, encoder: Encoder) -> None:
 
 
 def pretrained_words_of(
-    archive: LoadedArchive, encoder: Encoder
+    archive: LoadedArchive, vocabularies: Vocabularies
 ) -> tuple[PackedWords | None, torch.Tensor | None]:
     """The words of a model folder's frozen pretrained rows (None without any): stored in the
     folder, or rebuilt from the pinned table of a compact folder, which also gives their
     (E, dim) float16 vectors, left out of its weights (else None)."""
     if "pretrained_words" in archive.rebuilt:
-        return _rebuilt_extension(archive.rebuilt["pretrained_words"], encoder, archive.directory)
+        return _rebuilt_extension(
+            archive.rebuilt["pretrained_words"], vocabularies, archive.directory
+        )
     words = archive.vocabularies.get("pretrained_words")
     if words is None:
         return None, None
@@ -231,11 +240,11 @@ def restored_model(
     source: Path,
     model_config: dict[str, Any],
     state_dict: dict[str, torch.Tensor],
-    encoder: Encoder,
+    vocabularies: Vocabularies,
     pretrained: Vocabulary | PackedWords | None,
 ) -> TaggerModel:
     """A `TaggerModel` from its saved config and weights, checked first (`check_sizes`), with
-    the words of its frozen pretrained rows re-attached to `encoder` (they are saved apart from
+    the words of its frozen pretrained rows re-attached to `vocabularies` (they are saved apart from
     it) and checked against the model (`check_vocabularies`). source: the folder or file they
     came from, for error messages. Raises `ArchiveError` when the parts do not fit together."""
     check_sizes(model_config, state_dict, source)
@@ -246,9 +255,9 @@ def restored_model(
     # float16 weights are widened to float32, the frozen pretrained rows stay float16.
     weights = {k: v.to(own[k].dtype) if k in own else v for k, v in state_dict.items()}
     model.load_state_dict(weights, assign=True)
-    encoder.pretrained = pretrained
+    vocabularies.pretrained = pretrained
     try:
-        check_vocabularies(model, encoder)
+        check_vocabularies(model, vocabularies)
     except ValueError as error:
         raise ArchiveError(f"model {source}: {error}") from None
     return model

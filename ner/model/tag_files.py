@@ -7,9 +7,12 @@ fields are carried through to its output record (`ner.data.tag_input.read_json_l
 blocks (`ner.data.tag_input.read_conll`). Output formats: ``jsonl``, one object per input line
 (per sentence for CoNLL input) with the text, its tokens and entities, all with character offsets
 into that line, plus each entity's token span and confidence; ``conll``, ``token<TAB>tag`` lines
-(for CoNLL input: the input line plus a predicted-tag column, conlleval's layout). The ``html``
-page is built from the results themselves (`KeptResults`, `ner.serving.html.tagger_page`), each
-as the same `TaggedText.to_json` object as a jsonl line.
+(for CoNLL input: the input line plus a predicted-tag column, conlleval's layout); ``doccano``,
+one doccano JSONL record per input line, and ``label_studio``, one JSON list of Label Studio
+tasks with the entities as predictions (`ner.model.pre_annotations`), each a JSON input line's
+other fields carried along. The ``html`` page is built from the results themselves
+(`KeptResults`, `ner.serving.html.tagger_page`), each as the same `TaggedText.to_json` object as
+a jsonl line.
 
 A line that could not be read gets an ``{"line": n, "error": ...}`` record (jsonl) and is handed
 to `warn`; the rest is tagged.
@@ -18,20 +21,26 @@ to `warn`; the rest is tagged.
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
+from ner.common.errors import InputError
 from ner.data.labels import TOKENS
 from ner.data.tag_input import MAX_LINE_CHARS, ConllSentence, Line, read_conll, read_json_lines
 from ner.data.tag_schemes import TagSchemeError, split_tag
 from ner.model.evaluation import Evaluation
 from ner.model.inputs import prepared_lines
+from ner.model.pre_annotations import doccano_record, label_studio_task
 from ner.model.results import TaggedText
 from ner.model.tagger import Tagger
 
 INPUT_FORMATS = ("text", "tokens", "conll", "jsonl")
-OUTPUT_FORMATS = ("jsonl", "conll", "html")
+OUTPUT_FORMATS = ("jsonl", "conll", "html", "doccano", "label_studio")
+# Formats whose records hold entity spans: a model of per-token labels has none to write.
+SPAN_OUTPUTS = ("doccano", "label_studio")
 # The keys of a jsonl output record, which a jsonl input record's own fields may not reuse.
 RECORD_KEYS = frozenset({"line", "text", "tokens", "tags", "sentences", "entities", "error"})
+# The keys of each format's records (a Label Studio task's data), where they differ.
+FORMAT_KEYS = {"doccano": frozenset({"text", "label"}), "label_studio": frozenset({"text"})}
 Warn = Callable[[str], None]
 
 
@@ -65,6 +74,51 @@ def _checked(output_format: str) -> str:
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"output format must be one of {OUTPUT_FORMATS}, got {output_format!r}")
     return output_format
+
+
+class RecordWriter:
+    """Writes tagged results as the records of a JSON output format: a ``jsonl`` or ``doccano``
+    line each, or a Label Studio task each, the items of one JSON list that `close` ends."""
+
+    FORMATS = ("jsonl", "doccano", "label_studio")
+
+    def __init__(self, out: IO[str], output_format: str, model_version: str | None) -> None:
+        self.out = out
+        self.format = output_format
+        self.model_version = model_version
+        self.written = 0
+
+    def write(self, number: int, result: TaggedText, fields: dict[str, Any]) -> None:
+        """Write the record of `result`, from input line `number`, with the input's `fields`."""
+        if self.format == "jsonl":
+            record = {"line": number, **result.to_json(), **fields}
+        elif self.format == "doccano":
+            record = doccano_record(result, fields)
+        else:
+            record = label_studio_task(result, fields, self.model_version)
+        text = json.dumps(record, ensure_ascii=False)
+        if self.format == "label_studio":
+            self.out.write(("[\n" if self.written == 0 else ",\n") + text)
+        else:
+            self.out.write(text + "\n")
+        self.written += 1
+
+    def close(self) -> None:
+        """End the output (a Label Studio list)."""
+        if self.format == "label_studio":
+            self.out.write("\n]\n" if self.written else "[]\n")
+
+
+def _record_writer(tagger: Tagger, out: IO[str], output_format: str) -> RecordWriter | None:
+    """The `RecordWriter` of a JSON `output_format` (None for the others); InputError for a
+    span format and a model of per-token labels, which has no spans to write."""
+    if output_format in SPAN_OUTPUTS and tagger.labels == TOKENS:
+        raise InputError(
+            f"--format {output_format} writes entity spans, and this model tags per-token labels"
+        )
+    if output_format not in RecordWriter.FORMATS:
+        return None
+    return RecordWriter(out, output_format, tagger.version)
 
 
 def _skip(line: Line, output_format: str, out: IO[str], warn: Warn) -> None:
@@ -110,7 +164,7 @@ def tag_input(
             warn=warn,
             counts=counts,
         )
-    lines, input_format = readable_lines(lines, input_format, text_field)
+    lines, input_format = readable_lines(lines, input_format, text_field, output_format)
     skipped = tag_lines(
         tagger,
         lines,
@@ -143,12 +197,14 @@ def chunks(lines: Iterable[Line], count: int, chars: int) -> Iterator[list[Line]
 
 
 def readable_lines(
-    lines: Iterable[Line], input_format: str, text_field: str = "text"
+    lines: Iterable[Line], input_format: str, text_field: str = "text", output_format: str = "jsonl"
 ) -> tuple[Iterable[Line], str]:
     """`lines` as `tag_lines` takes them, and their format: JSON lines become the lines of their
-    `text_field` (format ``text``, the other fields riding along); others are left as they are."""
+    `text_field` (format ``text``, the other fields riding along, none of them a key of the
+    `output_format`'s records); others are left as they are."""
     if input_format == "jsonl":
-        return read_json_lines(lines, text_field, RECORD_KEYS), "text"
+        reserved = FORMAT_KEYS.get(output_format, RECORD_KEYS)
+        return read_json_lines(lines, text_field, reserved), "text"
     return lines, input_format
 
 
@@ -172,6 +228,7 @@ def tag_lines(
         raise ValueError(f"input format must be text or tokens, got {input_format!r}")
     output_format = _checked(output_format)
     counts = TagCounts() if counts is None else counts
+    writer = _record_writer(tagger, out, output_format)
     skipped = 0
     for chunk in chunks(lines, chunk_lines, MAX_LINE_CHARS):
         counts.lines += len(chunk)
@@ -185,14 +242,15 @@ def tag_lines(
                 continue
             result = next(tagged)
             counts.add(result)
-            if output_format == "jsonl":
-                record = {"line": line.number, **result.to_json(), **(line.fields or {})}
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if writer is not None:
+                writer.write(line.number, result, line.fields or {})
             elif output_format == "conll":
                 for start, end in result.sentences:
                     tokens = [t.text for t in result.tokens[start:end]]
                     _write_tagged_conll(out, tokens, result.tags[start:end])
         out.flush()
+    if writer is not None:
+        writer.close()
     return skipped
 
 
@@ -214,6 +272,7 @@ def tag_conll(
     items = list(items)
     output_format = _checked(output_format)
     counts = TagCounts() if counts is None else counts
+    writer = _record_writer(tagger, out, output_format)
     if tagged is None:
         sentences = [item.tokens for item in items if isinstance(item, ConllSentence)]
         tagged = tagger.predict_tokens(sentences, batch_size=batch_size)
@@ -232,13 +291,15 @@ def tag_conll(
             counts.lines += 1
             counts.add(result)
             predicted.append(result.tags)
-            if output_format == "jsonl":
-                record = {"line": item.first_line, **result.to_json(), "gold_tags": item.gold}
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if writer is not None:
+                gold = {"gold_tags": item.gold} if output_format == "jsonl" else {}
+                writer.write(item.first_line, result, gold)
             elif output_format == "conll":
                 for raw, tag in zip(item.lines, result.tags, strict=True):
                     out.write(f"{raw}\t{tag}\n")
                 out.write("\n")
+    if writer is not None:
+        writer.close()
     return predicted, skipped
 
 

@@ -31,19 +31,25 @@ from ner.common.batching import length_batches
 from ner.common.errors import InputError
 from ner.common.memory import collector_paused, release_free_memory
 from ner.common.packed_words import PackedWords
-from ner.common.precision import product_dtype, warn_if_slow
+from ner.common.precision import warn_if_slow
 from ner.common.vocabulary import Vocabulary
 from ner.data.labels import SPANS, TOKENS
 from ner.data.tag_schemes import SCHEMES, Span, spans_to_tags, split_tag, tags_to_spans
 from ner.data.tokenize import check_tokenizer
-from ner.model.archive import ArchiveError, BiLMFiles, load_archive
+from ner.model.archive import ArchiveError, BiLMFiles, load_archive, model_version
 from ner.model.evaluation import Evaluation, evaluation_schemes, score_tagged
 from ner.model.inputs import PreparedText, prepared_texts, prepared_tokens
 from ner.model.results import Entity, TaggedSentence, TaggedText
-from ner.model.saving import check_vocabularies, pretrained_words_of, restored_model, save_tagger
+from ner.model.saving import (
+    VOCABULARIES,
+    check_vocabularies,
+    pretrained_words_of,
+    restored_model,
+    save_tagger,
+)
 from ner.model.shipped import resolve_model
 from ner.tagger.constraints import continuation_mask
-from ner.tagger.dataset import Encoder, collate
+from ner.tagger.dataset import Vocabularies, collate
 from ner.tagger.marginals import CrfPosterior
 from ner.tagger.model import TaggerModel
 
@@ -69,22 +75,30 @@ class TaggingStopped(Exception):
 
 
 class Tagger:
-    """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text.
+    """A `TaggerModel` with its vocabularies and frozen biLM, for tagging new text. Usually
+    made by `load`; tags with `predict` (raw text) or `predict_tokens` (token lists) and scores
+    gold-tagged sentences with `evaluate`.
 
-    model: the trained tagger; encoder: its word/char/tag vocabularies; bilm: the biLM files it
-    reads (None when it uses no ELMo); device: where to run; max_length: longer sentences are
-    tagged in pieces of at most this many tokens; corpus_scheme: the tag scheme of the training
-    corpus; tag_scheme: the scheme of the output tags (default: the corpus's, else the model's);
+    # Parameters
+    model: the trained tagger.
+    vocabularies: its word, character and tag vocabularies.
+    bilm: the biLM files it reads (None when it uses no ELMo).
+    device: where to run (``"cpu"``, ``"cuda"``, ...).
+    max_length: longer sentences are tagged in pieces of at most this many tokens.
+    corpus_scheme: the tag scheme of the training corpus (``iob1``, ``iob2``, ``bioes``, or
+        ``tokens`` for per-token labels).
+    tag_scheme: the scheme of the output tags (default: the corpus's, else the model's).
     tokenizer: how `predict` splits raw text, ``news`` (CoNLL-style, the default) or ``social``
-    (keeps @mentions, #hashtags, URLs, e-mail addresses and emoticons whole); precision: of the
-    LSTMs' matrix products, ``float32`` (exact, the default) or ``bfloat16`` (faster on CPUs with
-    bfloat16 instructions; confidences move slightly, see `ner.common.precision`).
+        (keeps @mentions, #hashtags, URLs, e-mail addresses and emoticons whole).
+    precision: of the LSTMs' matrix products, ``float32`` (exact, the default) or ``bfloat16``
+        (faster on CPUs with bfloat16 instructions; confidences move slightly, see
+        `ner.common.precision`).
     """
 
     def __init__(
         self,
         model: TaggerModel,
-        encoder: Encoder,
+        vocabularies: Vocabularies,
         bilm: BiLMFiles | None = None,
         *,
         device: str | torch.device = "cpu",
@@ -98,7 +112,7 @@ class Tagger:
             raise InputError(f"max_length must be positive, got {max_length}")
         if model.elmo_mix is not None and bilm is None:
             raise ValueError("this model reads ELMo layers: give the biLM files it was trained on")
-        check_vocabularies(model, encoder)
+        check_vocabularies(model, vocabularies)
         # A per-token model's corpus has the scheme `TOKENS`; tags can be converted only to chunk
         # schemes.
         if corpus_scheme is not None and corpus_scheme not in (*SCHEMES, TOKENS):
@@ -108,7 +122,7 @@ class Tagger:
             )
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
-        self.encoder = encoder
+        self.vocabularies = vocabularies
         self.bilm_files = bilm
         self.max_length = max_length
         self.model_scheme: str = model.config["tag_scheme"]
@@ -117,7 +131,7 @@ class Tagger:
         self.tag_scheme: str = corpus_scheme or self.model_scheme
         self.use_tag_scheme(tag_scheme)
         self.tokenizer = check_tokenizer(tokenizer)
-        self.model.encoder.product_dtype = product_dtype(precision)  # checks the name
+        self.model.set_precision(precision)  # checks the name
         self.precision = precision
         warn_if_slow(precision, self.device)
         if self.labels == SPANS:
@@ -127,10 +141,16 @@ class Tagger:
         self.config: dict[str, Any] = {}  # the training run's configuration, when loaded
         # the training run's dev and test scores, from the folder it was loaded from
         self.scores: dict[str, Any] | None = None
+        # the folder's `ner.model.archive.model_version`, when loaded from one
+        self.version: str | None = None
 
     def use_tag_scheme(self, scheme: str | None) -> None:
-        """Write the output tags in `scheme` from now on (``iob1``, ``iob2`` or ``bioes``); None:
-        the training corpus's scheme, else the model's. A per-token model has no chunk scheme."""
+        """Write the output tags in another scheme from now on.
+
+        # Parameters
+        scheme: ``iob1``, ``iob2`` or ``bioes``; None: the training corpus's scheme, else the
+            model's. A per-token model has no chunk scheme (`InputError`).
+        """
         scheme = checked_scheme(scheme, self.labels)
         self.tag_scheme = scheme or self.corpus_scheme or self.model_scheme
 
@@ -148,7 +168,7 @@ class Tagger:
                 f"values, but the model mixes {wanted[0]} layers of {wanted[1]}: the biLM is not "
                 "the one the model was trained with"
             )
-        bilm.lstm.product_dtype = self.model.encoder.product_dtype
+        bilm.set_precision(self.precision)
         return bilm.to(self.device).eval()
 
     @classmethod
@@ -166,8 +186,8 @@ class Tagger:
         """
         directory = resolve_model(directory)
         archive = load_archive(directory, allow_download=allow_download)
-        encoder = Encoder.from_json(archive.vocabularies["encoder"])
-        words, vectors = pretrained_words_of(archive, encoder)
+        vocabularies = Vocabularies.from_saved(archive.vocabularies, VOCABULARIES)
+        words, vectors = pretrained_words_of(archive, vocabularies)
         if vectors is not None:  # a compact folder's, rebuilt from the pinned table
             archive.state_dict["pretrained_words"] = vectors
         metadata = archive.manifest["metadata"]
@@ -175,7 +195,7 @@ class Tagger:
             directory,
             archive.model_config,
             archive.state_dict,  # float16 weights are widened to float32
-            encoder,
+            vocabularies,
             words,
             archive.bilm,
             corpus_scheme=metadata.get("corpus_scheme"),
@@ -183,6 +203,7 @@ class Tagger:
         )
         tagger.config = archive.config
         tagger.scores = metadata.get("scores")
+        tagger.version = model_version(directory)
         # The parsed vocabulary files (400k GloVe words as Python strings) are freed now; hand
         # the heap space they took back, or it stays in the process for good.
         del archive, words, vectors
@@ -195,17 +216,26 @@ class Tagger:
         source: Path,
         model_config: dict[str, Any],
         state_dict: dict[str, torch.Tensor],
-        encoder: Encoder,
+        vocabularies: Vocabularies,
         pretrained: Vocabulary | PackedWords | None,
         bilm: BiLMFiles | None,
         **options: Any,
     ) -> "Tagger":
         """A tagger from saved parts (`ner.model.saving.restored_model`) and the biLM files; the
         one way a model folder (`load`) and a training checkpoint (`ner-evaluate`) become a
-        `Tagger`. source: the folder or file they came from, for error messages; `options` go
-        to the constructor. Raises `ArchiveError` when the parts do not fit together."""
-        model = restored_model(source, model_config, state_dict, encoder, pretrained)
-        tagger = cls(model, encoder, bilm, **options)
+        `Tagger`. Raises `ArchiveError` when the parts do not fit together.
+
+        # Parameters
+        source: the folder or file the parts came from, for error messages.
+        model_config: the `TaggerModel` constructor arguments.
+        state_dict: its weights.
+        vocabularies: its vocabularies, without their pretrained words.
+        pretrained: the words of the frozen pretrained rows (None without any).
+        bilm: the biLM files (None for a model without ELMo).
+        options: for the constructor (``device``, ``tag_scheme``, ...).
+        """
+        model = restored_model(source, model_config, state_dict, vocabularies, pretrained)
+        tagger = cls(model, vocabularies, bilm, **options)
         _ = tagger.bilm  # load it now: errors surface here, and load time is honest
         return tagger
 
@@ -213,12 +243,18 @@ class Tagger:
         self, directory: str | Path, *, config: dict[str, Any] | None = None, **options: Any
     ) -> Path:
         """Write this tagger as a self-contained model directory (see
-        `ner.model.saving.save_tagger`), with the scores it was loaded with."""
+        `ner.model.saving.save_tagger`), with the scores it was loaded with; returns its path.
+
+        # Parameters
+        directory: the folder to write (filled under a temporary name, then renamed into place).
+        config: the training run's configuration, kept for the record.
+        options: for `ner.model.saving.save_tagger` (``compact``, ``pretrained_source``, ...).
+        """
         options.setdefault("scores", self.scores)
         return save_tagger(
             directory,
             self.model,
-            self.encoder,
+            self.vocabularies,
             self.bilm_files,
             corpus_scheme=self.corpus_scheme,
             config=config,
@@ -276,7 +312,13 @@ class Tagger:
 
         A result's text is its tokens joined by single spaces, with each token's offsets into it.
         An empty list gives an empty result; an empty or whitespace-only token is a ValueError.
-        The options are `predict`'s.
+
+        # Parameters
+        sentences: token lists, one `TaggedText` each.
+        batch_size: sentences per forward pass.
+        tag_scheme: of the output tags, for this call (default: the tagger's `tag_scheme`).
+        stop: asked before each batch; once it answers True the tagging ends with
+            `TaggingStopped`.
         """
         return self._tag_prepared(prepared_tokens(sentences), batch_size, tag_scheme, stop)
 
@@ -293,7 +335,8 @@ class Tagger:
         (`ner.model.evaluation.score_tagged`).
 
         # Parameters
-        sentences: token lists; gold: one gold tag per token.
+        sentences: token lists.
+        gold: one gold tag per token.
         scheme: the gold's chunk scheme (detected when None).
         tag_scheme: of the predictions (default: the gold's, which adds the strict scores).
         batch_size: sentences per forward pass.
@@ -392,7 +435,9 @@ class Tagger:
             if stop is not None and stop():
                 raise TaggingStopped("tagging was stopped before it ended")
             tokens = [pieces[i] for i in rows]
-            examples = [self.encoder.encode(r, sentence, None) for r, sentence in enumerate(tokens)]
+            examples = [
+                self.vocabularies.encode(r, sentence, None) for r, sentence in enumerate(tokens)
+            ]
             layers = None
             if self.bilm is not None:
                 if len(self._token_vectors) > TOKEN_CACHE_SIZE:

@@ -85,9 +85,14 @@ class PretrainSettings:
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     lr_schedule: str = one_of("constant", "linear", default="linear")  # linear: to 0 at max_steps
     warmup_steps: int = at_least(0, 500)
+    # Steps at the start during which only the softmax learns (the biLM's learning rate is 0): a
+    # fresh softmax on a pretrained biLM (continuing with `init_from`) learns before its random
+    # gradients reach the biLM; the held-out perplexity at its end is the biLM's before training.
+    softmax_warmup_steps: int = at_least(0, 0)
     clip_norm: float = at_least(0.0, 10.0)  # global gradient norm
     checkpoint_minutes: float = at_least(0.0, 5.0)
     log_every: int = at_least(1, 20)
+    progress: bool = True  # a tqdm bar of the steps (rank 0)
     eval_every: int | None = at_least(1, 500)  # steps between held-out evaluations
     eval_batch_size: int = at_least(1, 32)
     eval_unroll_steps: int = at_least(1, 20)

@@ -74,9 +74,9 @@ def prepare_source(name: str, max_sentence_tokens: int) -> Path:
 def read_sentences(path: Path, max_sentence_tokens: int) -> Iterator[list[str]]:
     """Sentences of a text file, one per non-blank line.
 
-    Raises `CorpusError` naming the file and line for text that is not UTF-8 and for a line longer
-    than `max_sentence_tokens` (usually a file that is not split into sentences), and for a file
-    without any sentence.
+    Raises `CorpusError` naming the file and line for text that is not UTF-8 or binary (NUL
+    bytes) and for a line longer than `max_sentence_tokens` (usually a file that is not split
+    into sentences), and for a file without any sentence.
     """
     found = False
     with path.open("rb") as handle:
@@ -88,6 +88,8 @@ def read_sentences(path: Path, max_sentence_tokens: int) -> Iterator[list[str]]:
                     f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start}); "
                     "convert the file, e.g. `iconv -f latin1 -t utf-8`"
                 ) from None
+            if "\x00" in line:
+                raise CorpusError(f"{path}:{number}: holds NUL bytes (a binary file, not text)")
             tokens = line.split()
             if len(tokens) > max_sentence_tokens:
                 raise CorpusError(

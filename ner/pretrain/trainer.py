@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,9 +104,19 @@ class Distributed:
         return bool(value.item())
 
 
-def build_optimizer(model: torch.nn.Module, node: DictConfig) -> torch.optim.Optimizer:
-    """The optimizer `pretrain.optimizer` builds with Hydra (``_target_``) for `model`."""
-    return instantiate(optimizer_config(node))(model.parameters())
+def build_optimizer(
+    model: BidirectionalLM, node: DictConfig, softmax_warmup_steps: int = 0
+) -> torch.optim.Optimizer:
+    """The optimizer `pretrain.optimizer` builds with Hydra (``_target_``) for `model`: one
+    parameter group, or with a softmax warm-up two (the softmax's, then the biLM's)."""
+    optimizer = instantiate(optimizer_config(node))
+    if not softmax_warmup_steps:
+        return optimizer(model.parameters())
+    softmax = list(model.softmax.parameters())
+    ids = {id(p) for p in softmax}
+    return optimizer(
+        [{"params": softmax}, {"params": [p for p in model.parameters() if id(p) not in ids]}]
+    )
 
 
 def lr_factor(step: int, warmup_steps: int, max_steps: int, schedule: str) -> float:
@@ -117,6 +128,24 @@ def lr_factor(step: int, warmup_steps: int, max_steps: int, schedule: str) -> fl
     if schedule == "linear":
         return max(0.0, (max_steps - step) / max(1, max_steps - warmup_steps))
     raise ValueError(f"pretrain.lr_schedule={schedule!r}: expected constant or linear")
+
+
+def lr_factors(settings: DictConfig) -> list[Callable[[int], float]]:
+    """The learning-rate factor of each parameter group (`build_optimizer`): with a softmax
+    warm-up the biLM's is 0 for its steps and then runs the schedule over the steps left."""
+    schedule = (settings.warmup_steps, settings.max_steps, settings.lr_schedule)
+    warmup = settings.softmax_warmup_steps
+
+    def everything(step: int) -> float:
+        return lr_factor(step, *schedule)
+
+    def bilm(step: int) -> float:
+        if step < warmup:
+            return 0.0
+        warmup_steps, max_steps, name = schedule
+        return lr_factor(step - warmup, warmup_steps, max_steps - warmup, name)
+
+    return [everything, bilm] if warmup else [everything]
 
 
 def model_options(cfg: DictConfig) -> BiLMOptions:
@@ -293,11 +322,8 @@ class PretrainingRun:
         model = model.to(env.device)
         if settings.init_from is not None:
             model.load_bilm_weights(settings.init_from.weights)
-        optimizer = build_optimizer(model, settings.optimizer)
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer,
-            lambda s: lr_factor(s, settings.warmup_steps, settings.max_steps, settings.lr_schedule),
-        )
+        optimizer = build_optimizer(model, settings.optimizer, settings.softmax_warmup_steps)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factors(settings))
         heldout_batcher(corpus, cfg)  # fail now, not after training, if the held-out part is small
         batcher = StreamBatcher(
             corpus.train,
@@ -446,6 +472,14 @@ class PretrainingRun:
             append_json_line(self.output_dir / HELDOUT_LOG, record)
             self.wandb.log(record, step=self.position["step"])
 
+    def evaluation_due(self) -> bool:
+        """Every `eval_every` steps, and at the end of the softmax warm-up (the "before")."""
+        settings, step = self.cfg.pretrain, self.position["step"]
+        every = settings.eval_every and step % settings.eval_every == 0
+        return bool(
+            every or (settings.softmax_warmup_steps and step == settings.softmax_warmup_steps)
+        )
+
     def should_stop(self) -> bool:
         """Whether `max_steps` or `max_minutes` is reached (rank 0 decides for all)."""
         settings = self.cfg.pretrain
@@ -462,7 +496,7 @@ class PretrainingRun:
         progress = tqdm(
             total=settings.max_steps,
             initial=position["step"],
-            disable=not self.env.is_main,
+            disable=not (self.env.is_main and settings.progress),
             unit="step",
         )
         clock = Clock.resume(position["elapsed_s"])
@@ -476,7 +510,7 @@ class PretrainingRun:
                 if position["step"] % settings.log_every == 0:
                     losses = torch.stack([forward_loss, backward_loss])
                     self.log_training(losses, grad_norm, clock, progress)
-                if settings.eval_every and position["step"] % settings.eval_every == 0:
+                if self.evaluation_due():
                     self.log_heldout()
                     clock.window_start = time.monotonic()  # the evaluation is not training speed
                 stop = self.should_stop()

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from seqeval.metrics.sequence_labeling import get_entities
 
+from ner.common.chunks import conlleval_chunks
 from ner.reporting.runs import ReportError, Run, metric
 
 PREDICTIONS_FILE = "predictions_test.txt"  # `token gold predicted` per line, written by training
@@ -87,11 +87,11 @@ def read_predictions(path: Path) -> Predictions:
 def sentence_counts(
     gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
 ) -> np.ndarray:
-    """Per sentence: [true positive, predicted, gold] span counts, read like conlleval (seqeval's
-    default mode, as `ner.metrics.span_scores`): (n_sentences, 3) int64."""
+    """Per sentence: [true positive, predicted, gold] span counts, read like conlleval (as
+    `ner.metrics.span_scores` reads them by default): (n_sentences, 3) int64."""
     counts = np.zeros((len(gold), 3), dtype=np.int64)
     for row, (g, p) in enumerate(zip(gold, predicted, strict=True)):
-        gold_spans, predicted_spans = set(get_entities(list(g))), set(get_entities(list(p)))
+        gold_spans, predicted_spans = set(conlleval_chunks(g)), set(conlleval_chunks(p))
         counts[row] = len(gold_spans & predicted_spans), len(predicted_spans), len(gold_spans)
     return counts
 

@@ -1,4 +1,5 @@
-"""The `ner-serve` web application: the JSON API, its OpenAPI schema and the entity page at ``/``.
+"""The `ner-serve` web application: the JSON API, its OpenAPI schema, the entity page at ``/``
+and Label Studio's ML-backend protocol under ``/label-studio`` (`ner.serving.label_studio`).
 
     app = create_app(Tagger.load("outputs/run/model"), "outputs/run/model")
     uvicorn.run(app)
@@ -34,10 +35,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ner.common.downloads import is_url, sha256_file
 from ner.data.tag_schemes import split_tag
 from ner.data.tokenize import TOKENIZERS
-from ner.model.archive import MANIFEST, read_manifest
+from ner.model.archive import MANIFEST, model_name, model_version, read_manifest
 from ner.model.inputs import PreparedText, TooManyTokens, prepared_tokens
 from ner.model.results import TaggedText
 from ner.model.tagger import Tagger
+from ner.serving import label_studio
 from ner.serving.batcher import MicroBatcher, Overloaded
 from ner.serving.headers import NOSNIFF, SecurityHeaders
 from ner.serving.hosts import LOOPBACK, HostCheck
@@ -78,12 +80,6 @@ def run_scores(
         return float(results["dev"][score]), float(results["test"][score])
     except (OSError, ValueError, KeyError, TypeError):
         return None, None
-
-
-def model_name(model_dir: Path) -> str:
-    """A model directory's name; for a run's ``model/`` folder, the run's."""
-    resolved = model_dir.resolve()
-    return resolved.parent.name if resolved.name == "model" else resolved.name
 
 
 def bilm_name(model_dir: Path, options: str) -> str:
@@ -214,8 +210,10 @@ def find_lone_surrogate(data: Any) -> str | None:
     return None
 
 
-def parse_request(body: bytes) -> PredictRequest:
-    """Decode, parse and validate a /predict body (HTTPException 400/422 with the reason)."""
+def read_json(body: bytes) -> Any:
+    """Decode and parse a request body (HTTPException 400/422 with the reason): UTF-8 JSON
+    with no integer longer than `MAX_NUMBER_DIGITS`, no nesting deeper than Python reads and
+    no lone surrogate."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -242,6 +240,12 @@ def parse_request(body: bytes) -> PredictRequest:
             f"{where} is a lone surrogate, which is not a character: escape a character outside "
             "the Basic Multilingual Plane as a pair (\\ud83d\\ude00), or send it as UTF-8",
         )
+    return data
+
+
+def parse_request(body: bytes) -> PredictRequest:
+    """Decode, parse and validate a /predict body (HTTPException 400/422 with the reason)."""
+    data = read_json(body)
     try:
         request = PredictRequest.model_validate(data)
     except ValidationError as error:
@@ -367,6 +371,22 @@ async def tagged(request: Request, future: Future, timeout: float) -> list[Tagge
     raise HTTPException(503, f"the request was not tagged within {timeout:g} s; retry later")
 
 
+async def queued(
+    tagger: Tagger, batcher: MicroBatcher, parsed: PredictRequest, limits: Limits, size: int
+) -> Future:
+    """Prepare a parsed request (`prepare`; a body of `size` bytes up to `INLINE_BODY_BYTES` on
+    the event loop, a larger one in a thread so that the loop serves other requests meanwhile)
+    and queue its texts to be tagged; HTTPException 503 when the queue is full."""
+    if size <= INLINE_BODY_BYTES:  # tokenized in a fraction of a millisecond
+        texts = prepare(tagger, parsed, limits)
+    else:
+        texts = await run_in_threadpool(prepare, tagger, parsed, limits)
+    try:
+        return batcher.submit(texts)
+    except Overloaded as error:
+        raise HTTPException(503, f"the server is busy ({error}); retry later") from None
+
+
 def predict_response(results: list[TaggedText]) -> Response:
     """The /predict answer (`PredictResponse`): each document is the result's one JSON shape
     (`TaggedText.to_json`), serialized here rather than validated again against the response
@@ -395,6 +415,43 @@ def add_error_handlers(app: FastAPI) -> None:
         answer from outside every middleware, so it carries its security header itself.)"""
         detail = f"internal error ({type(error).__name__}); the server log has the details"
         return JSONResponse({"detail": detail}, 500, headers=NOSNIFF)
+
+
+def add_label_studio_routes(
+    app: FastAPI, tagger: Tagger, batcher: MicroBatcher, limits: Limits, version: str
+) -> None:
+    """Label Studio's ML-backend protocol under ``/label-studio`` (`ner.serving.label_studio`):
+    its tasks are tagged in the same micro-batches, under the same limits, as /predict's."""
+
+    @app.get(f"{label_studio.PREFIX}/health")
+    async def label_studio_health() -> dict[str, Any]:
+        """Label Studio's health check."""
+        return label_studio.health(version)
+
+    @app.post(f"{label_studio.PREFIX}/setup")
+    async def label_studio_setup(request: Request) -> dict[str, Any]:
+        """Label Studio connecting a project: its labeling config is checked."""
+        label_studio.check_spans(tagger.labels)
+        check_content_type(request.headers.get("content-type"))
+        label_studio.checked_setup(
+            read_json(await read_body(request, limits.max_body_bytes, limits.read_timeout))
+        )
+        return {"model_version": version}
+
+    @app.post(f"{label_studio.PREFIX}/predict")
+    async def label_studio_predict(request: Request) -> Response:
+        """Pre-annotations of Label Studio tasks."""
+        label_studio.check_spans(tagger.labels)
+        check_content_type(request.headers.get("content-type"))
+        body = await read_body(request, limits.max_body_bytes, limits.read_timeout)
+        with batcher.arriving():
+            texts, names = label_studio.task_texts(read_json(body))
+            parsed = PredictRequest(texts=texts, tokenizer=tagger.tokenizer)
+            future = await queued(tagger, batcher, parsed, limits, len(body))
+        results = await tagged(request, future, limits.timeout)
+        if results is None:
+            return Response(status_code=CLIENT_GONE)
+        return JSONResponse(label_studio.predictions(results, names, version))
 
 
 def create_app(
@@ -442,14 +499,7 @@ def create_app(
         body = await read_body(request, limits.max_body_bytes, limits.read_timeout)
         with batcher.arriving():  # a free model waits for this request to join its batch
             parsed = parse_request(body)
-            if len(body) <= INLINE_BODY_BYTES:  # tokenized in a fraction of a millisecond
-                texts = prepare(tagger, parsed, limits)
-            else:  # a thread, so that the event loop serves other requests meanwhile
-                texts = await run_in_threadpool(prepare, tagger, parsed, limits)
-            try:
-                future = batcher.submit(texts)
-            except Overloaded as error:
-                raise HTTPException(503, f"the server is busy ({error}); retry later") from None
+            future = await queued(tagger, batcher, parsed, limits, len(body))
         results = await tagged(request, future, limits.timeout)
         if results is None:  # nobody to answer
             return Response(status_code=CLIENT_GONE)  # type: ignore[return-value]
@@ -469,6 +519,7 @@ def create_app(
     async def page() -> FileResponse:
         return FileResponse(PAGE / "index.html", media_type="text/html")
 
+    add_label_studio_routes(app, tagger, batcher, limits, model_version(model_dir))
     app.mount("/page", StaticFiles(directory=PAGE), name="page")
     return app
 

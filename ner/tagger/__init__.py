@@ -1,1 +1,2 @@
-"""The BiLSTM-CRF tagger: model, encoders, constrained CRF and marginals, batches of examples."""
+"""The BiLSTM-CRF tagger: model, char-CNN and BiLSTM encoders, vocabularies, constrained CRF and
+marginals, batches of examples."""

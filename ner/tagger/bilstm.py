@@ -18,7 +18,7 @@ from torch import nn
 
 from ner.bilm.lstm import reverse_padded
 from ner.common.batching import length_order
-from ner.common.precision import active_dtype, fused_lstm_keeps_float32_cell
+from ner.common.precision import active_dtype, fused_lstm_keeps_float32_cell, product_dtype
 
 # One fused call costs about as much as this much of its own arithmetic (0.7 ms per layer and
 # direction at ~60 GFLOP/s on one core), so a group of rows must save more padding than that.
@@ -64,8 +64,13 @@ class BiLSTM(nn.LSTM):
             batch_first=True,
             dropout=dropout if num_layers > 1 else 0.0,
         )
-        # Without gradients, the fused kernels run in this dtype (ner.common.precision)
-        self.product_dtype: torch.dtype | None = None
+        # Without gradients, the fused kernels run in this dtype (`set_precision`)
+        self._product_dtype: torch.dtype | None = None
+
+    def set_precision(self, precision: str) -> None:
+        """Run the matrix products in `precision` (``float32`` or ``bfloat16``, see
+        `ner.common.precision`) while no gradient is taken; training stays float32."""
+        self._product_dtype = product_dtype(precision)  # checks the name
 
     def _direction(self, layer: int, suffix: str) -> list[torch.Tensor]:
         names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
@@ -73,11 +78,11 @@ class BiLSTM(nn.LSTM):
 
     def _run(self, inputs: torch.Tensor, weights: list[torch.Tensor]) -> torch.Tensor:
         """One layer, one direction, from a zero state: (B, T, I) → (B, T, H), its products in
-        `product_dtype` when set (and no gradient is taken), returned in the inputs' dtype. The
-        cell state stays in the inputs' dtype: a bfloat16 cell state (8 significant bits) stops
-        growing once it is large against what each step adds. Where the fused kernel cannot
+        the dtype of `set_precision` (while no gradient is taken), returned in the inputs' dtype.
+        The cell state stays in the inputs' dtype: a bfloat16 cell state (8 significant bits)
+        stops growing once it is large against what each step adds. Where the fused kernel cannot
         keep it so (`fused_lstm_keeps_float32_cell`), everything runs in the inputs' dtype."""
-        dtype = active_dtype(self.product_dtype) or inputs.dtype
+        dtype = active_dtype(self._product_dtype) or inputs.dtype
         if dtype != inputs.dtype and not fused_lstm_keeps_float32_cell(inputs.device):
             dtype = inputs.dtype
         size = (1, inputs.size(0), self.hidden_size)

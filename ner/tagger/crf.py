@@ -40,6 +40,23 @@ class ConstrainedCRF(CRF):
             self.end_transitions.masked_fill(~self.allowed_end, minus_inf),
         )
 
+    def _check_shapes(self, emissions: torch.Tensor, mask: torch.Tensor) -> None:
+        """ValueError unless emissions are (B, T, K) and the mask (B, T) with every row's first
+        token on: the checks, and the messages, of pytorch-crf's own decoding."""
+        if emissions.dim() != 3:
+            raise ValueError(f"emissions must have dimension of 3, got {emissions.dim()}")
+        if emissions.size(2) != self.num_tags:
+            raise ValueError(
+                f"expected last dimension of emissions is {self.num_tags}, got {emissions.size(2)}"
+            )
+        if emissions.shape[:2] != mask.shape:
+            raise ValueError(
+                "the first two dimensions of emissions and mask must match, "
+                f"got {tuple(emissions.shape[:2])} and {tuple(mask.shape)}"
+            )
+        if not mask[:, 0].all():
+            raise ValueError("mask of the first timestep must all be on")
+
     @torch.no_grad()
     def viterbi(
         self, emissions: torch.Tensor, mask: torch.Tensor
@@ -48,7 +65,7 @@ class ConstrainedCRF(CRF):
 
         emissions: (B, T, K); mask: (B, T) bool, right-padded, every row at least one token.
         """
-        self._validate(emissions, mask=mask)
+        self._check_shapes(emissions, mask)
         start, transitions, end = self.constrained_scores()
         mask = mask.bool()
         batch_size, length, _ = emissions.shape

@@ -6,9 +6,9 @@ AllenNLP's BIOUL) for training, and converted back for predictions files and sco
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # keep `datasets` (≈1 s to import) out of model loading and
 
 logger = logging.getLogger(__name__)
 SPLITS = ("train", "validation", "test")
+# The vocabularies' name in model folders and checkpoints written before they were called so.
+LEGACY_VOCABULARIES = "encoder"
 
 
 @dataclass
@@ -133,7 +135,7 @@ class Example:
     tags: list[int] | None
 
 
-class Encoder:
+class Vocabularies:
     """Turns tokens and tags into ids: lowercased words, raw characters (truncated), tags.
 
     `pretrained`: words outside the trained vocabulary that have a frozen pretrained vector
@@ -199,7 +201,7 @@ class Encoder:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Encoder":
+    def from_json(cls, data: dict) -> "Vocabularies":
         """The inverse of `to_json`."""
         return cls(
             Vocabulary.from_json(data["words"]),
@@ -207,6 +209,12 @@ class Encoder:
             list(data["tags"]),
             int(data["max_chars"]),
         )
+
+    @classmethod
+    def from_saved(cls, saved: Mapping[str, Any], key: str) -> "Vocabularies":
+        """The vocabularies stored as `key` in a model folder's vocabularies or a checkpoint,
+        or as `LEGACY_VOCABULARIES` in those written by earlier versions."""
+        return cls.from_json(saved[key] if key in saved else saved[LEGACY_VOCABULARIES])
 
 
 def collate(

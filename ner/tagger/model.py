@@ -32,17 +32,34 @@ WORD_TUNINGS = ("fine_tune", "frozen", "anchored", "projected")
 class TaggerModel(nn.Module):
     """A CRF sequence tagger over concatenated word, character and ELMo features.
 
-    tags: the tag strings in id order (in `tag_scheme`, or ``"tokens"`` for plain per-token
-    labels); constrain_decoding: mask the CRF so Viterbi only yields sequences valid in
-    `tag_scheme` (nothing to mask for per-token labels); crf: a CRF over the sequence, or
-    (per-token labels only) an independent softmax per token; num_words/word_dim/word_trainable:
-    the word embedding (initialised from GloVe by the caller); pretrained_words: how many more
-    word ids map to frozen pretrained vectors (words outside the training data); num_chars/char_dim/
-    char_filters/char_width: the char CNN; elmo_dim/elmo_layers/elmo_mix_layers/
-    elmo_layer_norm/elmo_fixed_weights/elmo_dropout: the scalar mix over frozen biLM layers
-    (`elmo_mix_layers`: the subset mixed, e.g. [0, 1], None = all; dropout applied to the mix
-    output only); dropout: on the concatenated input and the encoder output;
-    hidden_size/num_layers/lstm_dropout: the bidirectional LSTM encoder.
+    # Parameters
+    tags: the tag strings in id order (in `tag_scheme`).
+    tag_scheme: ``iob1``, ``iob2`` or ``bioes``, or ``tokens`` for plain per-token labels.
+    constrain_decoding: mask the CRF so that Viterbi only yields sequences valid in `tag_scheme`
+        (nothing to mask for per-token labels).
+    crf: a CRF over the sequence, or (per-token labels only) an independent softmax per token.
+    num_words: rows of the trained word embedding (0: no word embedding); the caller
+        initialises them (from GloVe).
+    pretrained_words: how many more word ids map to frozen float16 pretrained vectors (words
+        outside the training data).
+    word_dim: the word vectors' width.
+    word_trainable: whether the word embedding trains at all.
+    word_tuning: how its rows initialised from pretrained vectors train (`WORD_TUNINGS`:
+        ``fine_tune``, ``frozen``, ``anchored``, ``projected``; see `set_pretrained_rows`).
+    num_chars: the character vocabulary's size (0: no char CNN).
+    char_dim: the character embedding's width.
+    char_filters: the char CNN's filters (its output width).
+    char_width: the char CNN's window, in characters.
+    elmo_dim: the width of the frozen biLM's layers (0: no ELMo).
+    elmo_layers: how many layers the biLM gives.
+    elmo_mix_layers: the subset of them mixed, e.g. [0, 1] (None: all).
+    elmo_layer_norm: normalise each layer, sentence by sentence, before mixing.
+    elmo_fixed_weights: fixed mix weights, one per mixed layer (None: learned, with γ).
+    elmo_dropout: dropout on the mix's output.
+    dropout: dropout on the concatenated input and on the BiLSTM's output.
+    hidden_size: the BiLSTM's hidden units per direction.
+    num_layers: its layers.
+    lstm_dropout: dropout between its layers.
     """
 
     def __init__(
@@ -122,6 +139,15 @@ class TaggerModel(nn.Module):
         masks = allowed_transitions(tag_scheme, self.tags) if constrained else None
         self.crf: ConstrainedCRF | None = ConstrainedCRF(len(self.tags), masks) if crf else None
 
+    def set_precision(self, precision: str) -> None:
+        """Run the BiLSTM's matrix products in another precision while no gradient is taken
+        (prediction); training stays float32.
+
+        # Parameters
+        precision: ``float32`` or ``bfloat16`` (see `ner.common.precision`).
+        """
+        self.encoder.set_precision(precision)
+
     def _build_words(
         self, num_words: int, pretrained_words: int, word_dim: int, trainable: bool
     ) -> None:
@@ -137,13 +163,18 @@ class TaggerModel(nn.Module):
     def set_pretrained_rows(
         self, initial: torch.Tensor, found: torch.Tensor, *, copy: bool = True
     ) -> None:
-        """Prepare the word embedding's training from its pretrained init: initial (V, word_dim),
-        found (V,) bool: which rows hold a pretrained vector. copy: also write `initial` into
-        the rows (False when resuming: the checkpoint holds the trained rows).
+        """Prepare the word embedding's training from its pretrained init.
 
         With `word_tuning` ``frozen`` and ``projected`` the found rows get no gradient (the
         others, the unknown word's included, still train); with ``anchored`` `anchor_penalty`
-        measures how far they moved. Nothing set here is saved: a loaded model needs none."""
+        measures how far they moved. Nothing set here is saved: a loaded model needs none.
+
+        # Parameters
+        initial: (V, word_dim) the rows' initial values.
+        found: (V,) bool, which rows hold a pretrained vector.
+        copy: also write `initial` into the rows (False when resuming: the checkpoint holds the
+            trained rows).
+        """
         assert self.word_embedding is not None
         if copy:
             self.word_embedding.weight.data.copy_(initial)
@@ -161,6 +192,26 @@ class TaggerModel(nn.Module):
         moved = self.word_embedding.weight - self.word_anchor
         return moved.pow(2).masked_fill(~self.word_pretrained_rows.unsqueeze(1), 0.0).sum()
 
+    def regularization(
+        self, *, mix_l2: float = 0.0, anchor_weight: float = 0.0
+    ) -> torch.Tensor | None:
+        """What a training step adds to a batch's loss (once per batch): `mix_l2` × the summed
+        squares of the ELMo mix's scalar weights (before their softmax) plus `anchor_weight` ×
+        `anchor_penalty`; None when neither applies (a weight of 0, no ELMo mix, no anchor).
+
+        # Parameters
+        mix_l2: the weight of the mix penalty (``elmo.mix.l2``).
+        anchor_weight: the weight of the word anchor penalty (``embeddings.glove.anchor_weight``
+            with ``tuning=anchored``).
+        """
+        terms = []
+        if mix_l2 and self.elmo_mix is not None:
+            terms.append(mix_l2 * self.elmo_mix.scalar_parameters.pow(2).sum())
+        anchor = self.anchor_penalty() if anchor_weight else None
+        if anchor is not None:
+            terms.append(anchor_weight * anchor)
+        return sum(terms[1:], terms[0]) if terms else None
+
     def _word_table(self) -> torch.Tensor:
         """The trained rows as the lookup sees them: the pretrained ones cut off from the
         gradient with word_tuning frozen or projected."""
@@ -172,8 +223,12 @@ class TaggerModel(nn.Module):
         return weight
 
     def embed_words(self, words: torch.Tensor) -> torch.Tensor:
-        """Word vectors (B, T, word_dim) of ids (B, T): trained rows, then pretrained ones,
-        through `word_projection` when there is one."""
+        """Word vectors (B, T, word_dim): trained rows, then pretrained ones, through
+        `word_projection` when there is one.
+
+        # Parameters
+        words: (B, T) word ids.
+        """
         assert self.word_embedding is not None
         table = self._word_table()
         if self.pretrained_words is None:
@@ -190,7 +245,11 @@ class TaggerModel(nn.Module):
         return embedded
 
     def features(self, batch: TaggerBatch) -> torch.Tensor:
-        """The concatenated, dropped-out input features (B, T, input_dim)."""
+        """The concatenated, dropped-out input features (B, T, input_dim).
+
+        # Parameters
+        batch: the padded sentences (with ELMo layers for a model that mixes them).
+        """
         parts = []
         if self.word_embedding is not None:
             parts.append(self.embed_words(batch.words))
@@ -204,13 +263,22 @@ class TaggerModel(nn.Module):
         return self.dropout(torch.cat(parts, dim=-1))
 
     def emissions(self, batch: TaggerBatch) -> torch.Tensor:
-        """Per-token tag scores (B, T, K) before the CRF."""
+        """Per-token tag scores (B, T, K) before the CRF.
+
+        # Parameters
+        batch: the padded sentences.
+        """
         # encoded: (B, T, 2H), zeros at padding
         encoded = self.encoder(self.features(batch), batch.mask)
         return self.projection(self.dropout(encoded))
 
     def forward(self, batch: TaggerBatch) -> dict[str, torch.Tensor]:
-        """emissions (B, T, K), mask, and with gold tags the summed negative log-likelihood."""
+        """``emissions`` (B, T, K), ``mask``, and with gold tags ``loss``: the summed negative
+        log-likelihood (or cross-entropy without a CRF), without `regularization`.
+
+        # Parameters
+        batch: the padded sentences, with their gold tags for a loss.
+        """
         emissions = self.emissions(batch)
         output = {"emissions": emissions, "mask": batch.mask}
         if batch.tags is not None and self.crf is None:
@@ -225,7 +293,11 @@ class TaggerModel(nn.Module):
     @torch.no_grad()
     def decode(self, batch: TaggerBatch) -> list[list[int]]:
         """Best (constrained) tag ids per sentence, unpadded: the CRF's Viterbi path, or
-        without a CRF each token's most likely label."""
+        without a CRF each token's most likely label.
+
+        # Parameters
+        batch: the padded sentences.
+        """
         emissions = self.emissions(batch)
         if self.crf is not None:
             return self.crf.decode(emissions, batch.mask)

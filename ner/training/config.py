@@ -149,6 +149,14 @@ class ElmoConfig:
     cache: bool = True  # compute the frozen biLM's layers once per corpus and reuse them
     mix: MixConfig = field(default_factory=MixConfig)
     dropout: float = fraction(MODEL["elmo_dropout"])  # on the mixed ELMo vector
+    # Continue pretraining the biLM before its features are computed (ner.pretrain.adapt): on
+    # the training split's sentences (task), or on those and the adapt_text files, one
+    # whitespace-tokenized sentence per line (domain); adapt_steps updates of the biLM after
+    # adapt_softmax_steps of its fresh softmax alone; cached by content.
+    adapt: str = one_of("none", "task", "domain", default="none")
+    adapt_text: list[str] | None = None
+    adapt_steps: int = at_least(1, 600)
+    adapt_softmax_steps: int = at_least(0, 100)
 
 
 @dataclass
@@ -254,6 +262,7 @@ def validate(cfg: DictConfig) -> None:
         except MixError as error:
             value = list(mix[error.option])
             raise ConfigError(f"elmo.mix.{error.option}={value}: {error}") from None
+        check_adaptation(elmo)
     glove = cfg.embeddings.get("glove")
     if glove is not None and glove.tuning != "fine_tune" and not glove.source:
         raise ConfigError(
@@ -280,6 +289,21 @@ def check_corpus_options(data: DictConfig) -> None:
         corpus_source(data.name, **options)
     except InputError as error:
         raise ConfigError(f"data.options.{error}") from None
+
+
+def check_adaptation(elmo: DictConfig) -> None:
+    """``elmo.adapt_text`` is given exactly when ``elmo.adapt=domain``."""
+    texts = list(elmo.get("adapt_text") or [])
+    adapt = elmo.get("adapt", "none")
+    if adapt == "domain" and not texts:
+        raise ConfigError(
+            "elmo.adapt=domain: needs elmo.adapt_text=[FILE,...], text files of one sentence per "
+            "line (elmo.adapt=task adapts on the training sentences alone)"
+        )
+    if adapt != "domain" and texts:
+        raise ConfigError(
+            f"elmo.adapt_text={texts}: read only with elmo.adapt=domain (now elmo.adapt={adapt})"
+        )
 
 
 def bilm_layers(elmo: DictConfig) -> int | None:

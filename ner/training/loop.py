@@ -251,22 +251,21 @@ class Trainer:
         return total_loss, total_tokens
 
     def _accumulate_gradients(self, batch: TaggerBatch, batch_number: int) -> float:
-        """Backward of the batch's summed CRF loss plus the mix penalty and the word anchor
-        penalty (`TaggerModel.anchor_penalty` × `anchor_weight`), chunk by chunk when the
-        batch exceeds `max_batch_tokens` (the loss is a sum over sentences, so the chunks'
-        gradients add up to the whole batch's); returns the CRF loss."""
+        """Backward of the batch's summed CRF loss plus the model's regularization
+        (`TaggerModel.regularization`), chunk by chunk when the batch exceeds
+        `max_batch_tokens` (the loss is a sum over sentences, so the chunks' gradients add up
+        to the whole batch's); returns the CRF loss."""
         chunks = batch.split(self.max_batch_tokens) if self.max_batch_tokens else [batch]
         total = 0.0
         for position, chunk in enumerate(chunks):
             loss = self.model(chunk)["loss"]
             objective = loss
-            if position == 0 and self.mix_l2 and self.model.elmo_mix is not None:
-                penalty = self.model.elmo_mix.scalar_parameters.pow(2).sum()
-                objective = loss + self.mix_l2 * penalty  # once per batch
-            if position == 0 and self.anchor_weight:
-                anchor = self.model.anchor_penalty()
-                if anchor is not None:
-                    objective = objective + self.anchor_weight * anchor  # once per batch
+            if position == 0:  # once per batch, not once per chunk
+                penalty = self.model.regularization(
+                    mix_l2=self.mix_l2, anchor_weight=self.anchor_weight
+                )
+                if penalty is not None:
+                    objective = loss + penalty
             if not torch.isfinite(objective):
                 raise self._diverged("loss", batch_number)
             objective.backward()

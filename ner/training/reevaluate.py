@@ -19,12 +19,12 @@ from ner.common.files import write_json
 from ner.common.packed_words import PackedWords
 from ner.common.vocabulary import Vocabulary
 from ner.embeddings.pretrained import load_pretrained_words
-from ner.model.archive import MANIFEST, load_archive
+from ner.model.archive import MANIFEST, BiLMFiles, load_archive
 from ner.model.saving import pretrained_words_of
 from ner.model.tagger import Tagger
-from ner.tagger.dataset import Encoder
+from ner.tagger.dataset import Vocabularies
 from ner.training.evaluation import score_split
-from ner.training.setup import bilm_files, load_splits
+from ner.training.setup import CHECKPOINT_VOCABULARIES, bilm_files, load_splits
 
 
 def pretrained_words(
@@ -39,7 +39,7 @@ def pretrained_words(
     glove = config["embeddings"]["glove"]
     words = load_pretrained_words(
         glove["source"],
-        Encoder.from_json(saved["encoder"]).words,
+        Vocabularies.from_saved(saved, CHECKPOINT_VOCABULARIES).words,
         dim=glove["dim"],
         seed=config["seed"],
         member=glove.get("member"),
@@ -51,6 +51,14 @@ def pretrained_words(
             f"the training vocabulary, the model has {expected}"
         )
     return words
+
+
+def checkpoint_bilm(saved: dict[str, Any], config: dict[str, Any]) -> BiLMFiles | None:
+    """The biLM a checkpoint's run read: the adapted one it records (``elmo.adapt``), else the
+    one its config names."""
+    if saved.get("bilm"):
+        return BiLMFiles(**saved["bilm"])
+    return bilm_files(config.get("elmo"))
 
 
 def run_tagger(
@@ -65,17 +73,17 @@ def run_tagger(
         return Tagger.load(model_dir, **options)
     path = run_dir / "checkpoints" / f"{checkpoint}.pt"
     saved = load_checkpoint(path)
-    encoder = Encoder.from_json(saved["encoder"])
+    vocabularies = Vocabularies.from_saved(saved, CHECKPOINT_VOCABULARIES)
     if has_model:  # the checkpoint holds the pretrained vectors: only their words are needed
         archive = load_archive(model_dir)
-        words, bilm = pretrained_words_of(archive, encoder)[0], archive.bilm
+        words, bilm = pretrained_words_of(archive, vocabularies)[0], archive.bilm
     else:
-        words, bilm = pretrained_words(saved, config), bilm_files(config.get("elmo"))
+        words, bilm = pretrained_words(saved, config), checkpoint_bilm(saved, config)
     return Tagger.restore(
         path,
         saved["model_config"],
         saved["model"],
-        encoder,
+        vocabularies,
         words,
         bilm,
         corpus_scheme=saved.get("corpus_scheme"),

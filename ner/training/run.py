@@ -10,7 +10,7 @@ import random
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +30,25 @@ from ner.common.schema import ConfigError
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import PretrainedWords, load_pretrained_words
 from ner.features.elmo import ElmoFeatures
+from ner.model.archive import MAX_BILM_BYTES, BiLMFiles
 from ner.model.saving import save_tagger
 from ner.model.tagger import Tagger
-from ner.tagger.dataset import Encoder, check_label_sets, entity_types, tag_list, token_labels
+from ner.tagger.dataset import Vocabularies, check_label_sets, entity_types, tag_list, token_labels
 from ner.tagger.model import TaggerModel
+from ner.training.adaptation import adapted_elmo
 from ner.training.config import TrainConfig, validate
 from ner.training.diagnostics import diagnose
 from ner.training.evaluation import evaluate_split, score_split
 from ner.training.loggers import NullLogger
 from ner.training.loop import LoopState, Trainer
-from ner.training.setup import Corpus, EncodedSplit, bilm_files, encode_split, load_splits
+from ner.training.setup import (
+    CHECKPOINT_VOCABULARIES,
+    Corpus,
+    EncodedSplit,
+    bilm_files,
+    encode_split,
+    load_splits,
+)
 from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
@@ -78,15 +87,17 @@ def git_commit() -> str | None:
     return f"{commit}-dirty" if dirty else commit
 
 
-def data_sizes(cfg: DictConfig, encoder: Encoder, elmo: ElmoFeatures | None) -> dict[str, Any]:
+def data_sizes(
+    cfg: DictConfig, vocabularies: Vocabularies, elmo: ElmoFeatures | None
+) -> dict[str, Any]:
     """The `TaggerModel` arguments that come from the data, not the config: the tags, the
     vocabulary sizes and the biLM's output shape (the ``model`` node holds the rest)."""
     glove = bool(cfg.embeddings.glove)
     return {
-        "tags": encoder.tags,
-        "num_words": len(encoder.words) if glove else 0,
-        "pretrained_words": len(encoder.pretrained or ()) if glove else 0,
-        "num_chars": len(encoder.chars) if cfg.embeddings.char else 0,
+        "tags": vocabularies.tags,
+        "num_words": len(vocabularies.words) if glove else 0,
+        "pretrained_words": len(vocabularies.pretrained or ()) if glove else 0,
+        "num_chars": len(vocabularies.chars) if cfg.embeddings.char else 0,
         "elmo_dim": elmo.output_dim if elmo is not None else 0,
         "elmo_layers": elmo.num_layers if elmo is not None else 3,
     }
@@ -99,24 +110,25 @@ FOLDER_SCORES = ("precision", "recall", "f1", "accuracy")
 def save_model(
     run_dir: Path,
     model: TaggerModel,
-    encoder: Encoder,
     cfg: DictConfig,
-    corpus_scheme: str,
+    prepared: "Prepared",
     scores: dict[str, dict[str, Any]],
 ) -> None:
     """Write the self-contained ``model/`` directory that `ner.Tagger` and `ner-predict` load,
-    with the best epoch's dev and test `FOLDER_SCORES` (`scores`: the run's, per split)."""
+    with the best epoch's dev and test `FOLDER_SCORES` (`scores`: the run's, per split). An
+    adapted biLM is copied into the folder whatever its size: it exists nowhere else."""
     save_tagger(
         run_dir / "model",
         model,
-        encoder,
-        bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None),
-        corpus_scheme=corpus_scheme,
+        prepared.vocabularies,
+        prepared.bilm,
+        corpus_scheme=prepared.corpus.scheme,
         config=OmegaConf.to_container(cfg, resolve=True),
         scores={
             split: {k: v for k, v in found.items() if k in FOLDER_SCORES}
             for split, found in scores.items()
         },
+        **({"embed_bilm_max_bytes": MAX_BILM_BYTES} if prepared.adaptation else {}),
     )
 
 
@@ -199,15 +211,17 @@ def train(cfg: DictConfig, run_dir: Path | None = None) -> dict[str, Any]:
 @dataclass
 class Prepared:
     """The corpus and what the run builds from it before the model: the model's labels and
-    scheme, the vocabularies, the pretrained word vectors (until the model holds them) and the
-    biLM features."""
+    scheme, the vocabularies, the pretrained word vectors (until the model holds them), the
+    biLM features, the biLM's files, and what adapting it measured (``elmo.adapt``)."""
 
     corpus: Corpus
     tags: list[str]
     model_scheme: str
-    encoder: Encoder
+    vocabularies: Vocabularies
     pretrained: PretrainedWords | None
     elmo: ElmoFeatures | None
+    bilm: BiLMFiles | None = None
+    adaptation: dict[str, Any] | None = None
 
     @property
     def metric(self) -> str:
@@ -223,7 +237,7 @@ def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
     tags, model_scheme = labels_and_scheme(cfg, corpus)
     # vocabulary=all: train+dev+test text, AllenNLP's transductive setting (published numbers).
     vocabulary_splits = splits.values() if cfg.embeddings.vocabulary == "all" else [splits["train"]]
-    encoder = Encoder.build(
+    vocabularies = Vocabularies.build(
         [s for split in vocabulary_splits for s in split.tokens],
         tags,
         max_chars=cfg.embeddings.char.max_chars if cfg.embeddings.char else 50,
@@ -234,22 +248,26 @@ def prepare_data(cfg: DictConfig, device: torch.device) -> Prepared:
     if glove and glove.source:
         pretrained = load_pretrained_words(
             glove.source,
-            encoder.words,
+            vocabularies.words,
             dim=glove.dim,
             seed=cfg.seed,
             member=glove.member,
             sha256=glove.sha256,
         )
-        encoder.pretrained = pretrained.extension  # dev/test words are looked up as new text
-    elmo = None
-    if cfg.elmo is not None:
-        elmo = ElmoFeatures(
-            OmegaConf.to_container(cfg.elmo, resolve=True),
-            cache=cfg.elmo.cache,
-            device=device,
-            progress=bool(cfg.progress),
-        )
-    return Prepared(corpus, tags, model_scheme, encoder, pretrained, elmo)
+        vocabularies.pretrained = pretrained.extension  # dev/test words are looked up as new text
+    if cfg.elmo is None:
+        return Prepared(corpus, tags, model_scheme, vocabularies, pretrained, None)
+    elmo_config, adaptation = adapted_elmo(  # on the training sentences only
+        OmegaConf.to_container(cfg.elmo, resolve=True),
+        OmegaConf.to_container(cfg.trainer, resolve=True),
+        splits["train"].tokens,
+        progress=bool(cfg.progress),
+    )
+    elmo = ElmoFeatures(
+        elmo_config, cache=cfg.elmo.cache, device=device, progress=bool(cfg.progress)
+    )
+    bilm = bilm_files(elmo_config)
+    return Prepared(corpus, tags, model_scheme, vocabularies, pretrained, elmo, bilm, adaptation)
 
 
 def encode_splits(prepared: Prepared) -> dict[str, EncodedSplit]:
@@ -257,7 +275,7 @@ def encode_splits(prepared: Prepared) -> dict[str, EncodedSplit]:
     corpus = prepared.corpus
     return {
         name: encode_split(
-            split, prepared.encoder, corpus.scheme, prepared.model_scheme, prepared.elmo
+            split, prepared.vocabularies, corpus.scheme, prepared.model_scheme, prepared.elmo
         )
         for name, split in corpus.splits.items()
     }
@@ -268,7 +286,7 @@ def build_model(
 ) -> tuple[TaggerModel, dict[str, Any]]:
     """The seeded, initialised model and its config; the pretrained vectors move into it (a
     resumed run gets them from its checkpoint) and are released from `prepared`."""
-    sizes = data_sizes(cfg, prepared.encoder, prepared.elmo)
+    sizes = data_sizes(cfg, prepared.vocabularies, prepared.elmo)
     # Seeded here, after the features: whether the biLM had to be loaded (a cache miss) must
     # not change the model's initialisation or the dropout stream.
     seed_everything(cfg.seed)
@@ -281,7 +299,7 @@ def build_model(
         model.set_pretrained_rows(pretrained.initial, pretrained.found_rows, copy=not resuming)
         if model.pretrained_words is not None and not resuming:  # None: no word beyond training
             model.pretrained_words.copy_(pretrained.vectors)
-    del pretrained  # the frozen vectors live on in the model, their words in the encoder
+    del pretrained  # the frozen vectors live on in the model, their words in the vocabularies
     release_free_memory()  # what reading the corpus and splitting the GloVe table left free
     return model, model.config
 
@@ -300,7 +318,7 @@ def unknown_word_replacement(cfg: DictConfig, prepared: Prepared) -> SingletonRe
         return None
     return SingletonReplacement.from_sentences(
         prepared.corpus.splits["train"].tokens,
-        prepared.encoder.words,
+        prepared.vocabularies.words,
         cfg.embeddings.unknown_replacement,
     )
 
@@ -334,8 +352,10 @@ def setup_trainer(
         unknown_words=unknown_word_replacement(cfg, prepared),
         extra_state={
             "model_config": config,
-            "encoder": prepared.encoder.to_json(),
+            CHECKPOINT_VOCABULARIES: prepared.vocabularies.to_json(),
             "corpus_scheme": prepared.corpus.scheme,
+            # An adapted biLM lives in the data folder's cache: ner-evaluate reads it from here.
+            **({"bilm": asdict(prepared.bilm)} if prepared.adaptation else {}),
         },
     )
 
@@ -373,9 +393,12 @@ def evaluate_best_epoch(
     ner-evaluate run it (a `Tagger`), writing the predictions; returns the dev and test scores."""
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     corpus = prepared.corpus
-    elmo_files = bilm_files(OmegaConf.to_container(cfg.elmo, resolve=True) if cfg.elmo else None)
     tagger = Tagger(
-        model, prepared.encoder, elmo_files, device=trainer.device, corpus_scheme=corpus.scheme
+        model,
+        prepared.vocabularies,
+        prepared.bilm,
+        device=trainer.device,
+        corpus_scheme=corpus.scheme,
     )
     dev, test = (
         score_split(
@@ -434,6 +457,7 @@ def run_results(
         },
         "train_tokens_per_second": state.train_tokens / max(state.train_seconds, 1e-9),
         "elmo_mix": model.mix_summary(),
+        "elmo_adaptation": prepared.adaptation,
         "history": state.history,
         "git_commit": commit,
         "config": OmegaConf.to_container(cfg, resolve=True),
@@ -487,5 +511,5 @@ def fit_and_evaluate(
     scores = {"dev": dev, "test": test}
     results = run_results(cfg, prepared, state, scores, model, times, commit)
     log_best(results, run_dir)
-    save_model(run_dir, model, prepared.encoder, cfg, prepared.corpus.scheme, scores)
+    save_model(run_dir, model, cfg, prepared, scores)
     return results

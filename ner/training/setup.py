@@ -13,9 +13,11 @@ from ner.data.subsets import fraction_size, nested_subset
 from ner.features.elmo import ElmoFeatures
 from ner.model.archive import BiLMFiles
 from ner.tagger.batch import TaggerBatch
-from ner.tagger.dataset import Encoder, Example, Split, collate, convert_split, read_splits
+from ner.tagger.dataset import Example, Split, Vocabularies, collate, convert_split, read_splits
 
 logger = logging.getLogger(__name__)
+# Where a training checkpoint keeps the vocabularies (`Vocabularies.from_saved` reads it back).
+CHECKPOINT_VOCABULARIES = "vocabularies"
 
 
 @dataclass
@@ -80,7 +82,7 @@ class EncodedSplit:
 
 def encode_split(
     split: Split,
-    encoder: Encoder,
+    vocabularies: Vocabularies,
     corpus_scheme: str,
     model_scheme: str,
     elmo: ElmoFeatures | None,
@@ -94,7 +96,7 @@ def encode_split(
         else [None] * len(split.tokens)
     )
     examples = [
-        encoder.encode(i, tokens, sentence_tags)
+        vocabularies.encode(i, tokens, sentence_tags)
         for i, (tokens, sentence_tags) in enumerate(zip(split.tokens, tags, strict=True))
     ]
     source = elmo.source(split.tokens) if elmo is not None else None

@@ -98,8 +98,14 @@ def test_casting_recomputes_the_warm_state_and_moves_the_carried_one(fixture_dir
         model.state = "stateful"
         model(ids)
         model.float()
-        assert model._carried is not None and model._carried.h.dtype == torch.float32
-        model(ids)  # continues from the cast state
+        continued = model(ids)[0]  # from the carried state, cast
+        reference = load(fixture_dir, "stateful")
+        reference(ids)
+        expected = reference(ids)[0]
+        first = load(fixture_dir, "stateful")(ids)[0]
+    assert continued.dtype == torch.float32
+    torch.testing.assert_close(continued, expected, atol=1e-5, rtol=0)
+    assert not torch.allclose(continued, first, atol=1e-3)  # it did not start from zeros
 
 
 @pytest.mark.parametrize("state", ["warm", "stateful"])

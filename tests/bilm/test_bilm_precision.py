@@ -14,7 +14,7 @@ def test_bfloat16_products_stay_close_to_float32(fixture_dir, fixture_sentences)
     ).eval()
     sentences = fixture_sentences[0] + fixture_sentences[1]
     exact = model.embed_sentences(sentences)
-    model.lstm.product_dtype = torch.bfloat16
+    model.set_precision("bfloat16")
     reduced = model.embed_sentences(sentences)
     for full, low in zip(exact, reduced, strict=True):
         assert low.dtype == torch.float32 and low.shape == full.shape
@@ -26,14 +26,14 @@ def test_bfloat16_products_stay_close_to_float32(fixture_dir, fixture_sentences)
         assert 0 < error < 0.01 * scale
 
 
-def test_training_ignores_the_product_dtype(fixture_dir, fixture_sentences):
+def test_training_ignores_the_precision(fixture_dir, fixture_sentences):
     model = BiLM.from_files(
         fixture_dir / "options.json", fixture_dir / "lm_weights.hdf5", state="stateless"
     )
     sentence = fixture_sentences[2][:4]
     ids = batch_to_ids(sentence)
     exact, _ = model(ids)
-    model.lstm.product_dtype = torch.bfloat16
+    model.set_precision("bfloat16")
     with torch.enable_grad():
         trained, _ = model(ids)
     assert torch.equal(trained, exact)

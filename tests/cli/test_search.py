@@ -3,6 +3,7 @@ fixture biLM (every trial a normal run, one W&B group, resume without rerunning 
 ``ner-report`` and the best trial's command), and the resumable sweeper's own steps. The search
 runs as a user runs it: the console scripts, from a folder that is not the repository root."""
 
+import functools
 import json
 import re
 import shlex
@@ -20,7 +21,14 @@ from omegaconf import OmegaConf
 from optuna.trial import TrialState
 from reliability.test_cli_errors import assert_one_line_user_error
 
-from hydra_plugins.ner_sweeper._resumable import SearchError, applies, check_record, settle_trials
+from hydra_plugins.ner_sweeper._resumable import (
+    ResumableSweeperImpl,
+    SearchError,
+    applies,
+    check_record,
+    settle_trials,
+)
+from hydra_plugins.ner_sweeper._space import search_space
 from hydra_plugins.ner_sweeper._study_file import StudyFileError, check_study_file
 
 workspace = test_train.workspace  # the fixture: tiny corpus, GloVe file, environment
@@ -104,6 +112,8 @@ def test_a_search_runs_resumes_and_reports_its_best_trial(workspace):
 
     report = run_command(workspace, "ner-report", str(sweep), "--no-plots")
     best = max((t for t in trials if t.value is not None), key=lambda t: t.value)
+    written = yaml.safe_load((sweep / "optimization_results.yaml").read_text())
+    assert (written["best_value"], written["best_params"]) == (best.value, best.params)
     assert f"| 1 (best) | {best.number} | {best.value:.2f} |" in report.stdout
     best_command = report.stdout.split("```bash\n")[1].split("\n```")[0]
     args = shlex.split(best_command)
@@ -134,6 +144,56 @@ def test_a_diverged_trial_scores_zero_and_the_search_goes_on(workspace, tmp_path
     assert trial.state == TrialState.COMPLETE and trial.value == 0.0
     assert not (sweep / "0" / "results.json").exists()
     assert "this trial scores dev F1 0" in (sweep / "0" / "train.log").read_text()
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "a=choice(1, 2, 3)",
+        "a=choice(x, true, 0.5)",
+        "a=range(1, 10, 2)",
+        "a=range(0.1, 1.0, 0.2)",
+        "a=interval(0.1, 0.6)",
+        "a=interval(1, 5)",
+        "a=tag(log, interval(0.0003, 0.01))",
+        "a=tag(log, interval(1, 100))",
+        "a=5",
+    ],
+)
+def test_the_search_space_is_read_as_the_stock_sweeper_reads_it(override):
+    """The same distributions, in the same order, and the same fixed values as
+    hydra-optuna-sweeper's own reading (an internal function, here only as the reference)."""
+    from hydra_plugins.hydra_optuna_sweeper._impl import create_params_from_overrides
+
+    arguments = ["z=interval(0, 1)", override, "b=choice(x, y)", "b=7"]
+    stock_searched, stock_fixed = create_params_from_overrides(arguments)
+    searched, fixed = search_space(arguments)
+    assert fixed == stock_fixed
+    expected = {k: v for k, v in stock_searched.items() if k not in stock_fixed}
+    assert list(searched.items()) == list(expected.items())
+    shuffled = search_space(["a=shuffle(range(1, 4))"])[0]["a"]  # in a random order, as stock
+    assert sorted(shuffled.choices) == [1, 2, 3]
+
+
+SETTINGS = {
+    "sampler": None, "direction": "maximize", "storage": None, "study_name": "tagger",
+    "n_trials": 1, "n_jobs": 1, "max_failure_rate": 0.0, "search_space": None,
+    "custom_search_space": None, "params": None,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"n_jobs": 0}, r"n_jobs=0: expected at least 1"),
+        ({"search_space": {"a": {"type": "int"}}}, r"search_space: give the search as .*params"),
+        ({"sampler": functools.partial(optuna.samplers.GridSampler)}, "GridSampler is not"),
+        ({"max_failure_rate": 1.5}, r"max_failure_rate=1.5: expected 0 to 1"),
+    ],
+)
+def test_settings_the_sweeper_does_not_take_are_refused(change, message):
+    with pytest.raises(SearchError, match=message):
+        ResumableSweeperImpl(**{**SETTINGS, **change}).sweep([])
 
 
 def test_search_keys_under_a_null_node_do_not_apply():

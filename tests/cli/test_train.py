@@ -21,7 +21,7 @@ import ner.training.run  # noqa: F401  (registers the config schema)
 from ner.common.checkpoints import load_checkpoint
 from ner.common.paths import PROJECT_ROOT
 from ner.embeddings.pretrained import load_pretrained_words
-from ner.tagger.dataset import Encoder, Split, check_label_sets
+from ner.tagger.dataset import Split, Vocabularies, check_label_sets
 from ner.training.reevaluate import evaluate_run
 
 PEOPLE = ["John Smith", "Mary", "Peter Jones", "Anna Karenina", "Bob"]
@@ -350,7 +350,7 @@ def test_glove_member_of_a_zip_with_several_files(tmp_path):
         for dim in (3, 5):
             rows = [f"{word} " + " ".join([str(dim)] * dim) for word in ("paris", "rome")]
             bundle.writestr(f"glove.6B.{dim}d.txt", "\n".join(rows) + "\n")
-    encoder = Encoder.build([["Paris", "Oslo"]], ["O"])
+    vocabularies = Vocabularies.build([["Paris", "Oslo"]], ["O"])
     cfg = compose_config(
         f"embeddings.glove.source={archive}",
         "embeddings.glove.member=glove.6B.5d.txt",
@@ -358,17 +358,17 @@ def test_glove_member_of_a_zip_with_several_files(tmp_path):
     )
     glove = cfg.embeddings.glove
     rows = load_pretrained_words(
-        glove.source, encoder.words, dim=glove.dim, seed=1, member=glove.member
+        glove.source, vocabularies.words, dim=glove.dim, seed=1, member=glove.member
     ).initial
-    assert rows.shape == (len(encoder.words.items), 5)
-    assert rows[encoder.words.items.index("paris")].tolist() == [5.0] * 5
+    assert rows.shape == (len(vocabularies.words.items), 5)
+    assert rows[vocabularies.words.items.index("paris")].tolist() == [5.0] * 5
     wrong = compose_config(
         f"embeddings.glove.source={archive}", "embeddings.glove.member=glove.6B.3d.txt"
     )
     with pytest.raises(ValueError, match=r"set embeddings\.glove\.dim=3"):
         glove = wrong.embeddings.glove
         load_pretrained_words(
-            glove.source, encoder.words, dim=glove.dim, seed=1, member=glove.member
+            glove.source, vocabularies.words, dim=glove.dim, seed=1, member=glove.member
         )
 
 

@@ -1,6 +1,9 @@
 """Precision names, the training guard and the slow-CPU warning (ner.common.precision)."""
 
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,6 +11,7 @@ import torch
 
 from ner.common.precision import (
     active_dtype,
+    fused_lstm_keeps_float32_cell,
     product_dtype,
     training_autocast,
     training_precision,
@@ -27,6 +31,38 @@ def test_only_without_gradients() -> None:
     with torch.no_grad():
         assert active_dtype(torch.bfloat16) is torch.bfloat16
         assert active_dtype(None) is None
+
+
+# Our answer and torch's own check (an internal op, here only as the reference), side by side.
+COMPARE = """
+import torch
+from ner.common.precision import fused_lstm_keeps_float32_cell
+cpu = torch.device("cpu")
+print(fused_lstm_keeps_float32_cell(cpu), bool(torch.ops.mkldnn._is_mkldnn_bf16_supported()))
+with torch.backends.mkldnn.flags(enabled=False):
+    print(fused_lstm_keeps_float32_cell(cpu))
+"""
+
+
+@pytest.mark.filterwarnings("ignore:TF32 acceleration on top of oneDNN")
+@pytest.mark.parametrize("isa", [None, "AVX2"])
+def test_the_float32_cell_check_agrees_with_torchs_own(isa: str | None) -> None:
+    """Where oneDNN multiplies bfloat16 (and only with oneDNN on) the fused LSTM keeps a float32
+    cell state; oneDNN limited to AVX2 (``ONEDNN_MAX_CPU_ISA``) never does."""
+    env = {k: v for k, v in os.environ.items() if k != "ONEDNN_MAX_CPU_ISA"}
+    env.update({"ONEDNN_MAX_CPU_ISA": isa} if isa else {})
+    lines = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", COMPARE],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    ours, torchs = lines[0].split()
+    assert ours == torchs and lines[1] == "False"
+    if isa == "AVX2":
+        assert ours == "False"
+    assert not fused_lstm_keeps_float32_cell(torch.device("meta"))
 
 
 @pytest.mark.parametrize(

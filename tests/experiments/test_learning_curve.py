@@ -17,6 +17,7 @@ from test_study import ENV, write_tiny_corpus
 
 from ner.common.paths import PROJECT_ROOT
 from ner.pretrain import PRETRAINED_DIR, SHIPPED_MODEL
+from ner.reporting.runs import ReportError
 
 RUNNER = PROJECT_ROOT / "experiments" / "study" / "learning_curve.py"
 spec = importlib.util.spec_from_file_location("learning_curve", RUNNER)
@@ -223,5 +224,5 @@ def test_records_pair_only_seeds_with_counts_on_both_sides_and_the_same_test_dat
     assert list(paired) == [1]  # seed 2 has no counts in A, seeds 3 and 4 ran on one side only
     assert [counts.tolist() for counts in paired[1]] == [[[1, 1, 1]], [[0, 0, 1]]]
     b[3] = record([[0, 1, 1]], digest="b" * 64)
-    with pytest.raises(SystemExit, match="where: seed 3's records were scored on different"):
+    with pytest.raises(ReportError, match="where: seed 3's records were scored on different"):
         learning_curve.paired_records(a, b, "where")

@@ -19,7 +19,7 @@ from ner.model.archive import MANIFEST, BiLMFiles, manifest_digest
 from ner.model.shipped import portable_config, resolve_model, shipped_taggers
 from ner.model.tagger import Tagger
 from ner.pretrain import pretrained_files
-from ner.tagger.dataset import Encoder, tag_list
+from ner.tagger.dataset import Vocabularies, tag_list
 from ner.tagger.model import TaggerModel
 
 SENTENCES = [tokens for tokens, _ in corpus()]
@@ -59,17 +59,17 @@ def test_float16_weights_tag_as_the_float32_model(tmp_path: Path) -> None:
 def shipped_bilm_tagger() -> Tagger:
     """An untrained tagger over the shipped biLM (its files live in the package)."""
     options, weights = pretrained_files()
-    encoder = Encoder.build(SENTENCES, tag_list({"PER", "LOC"}, "bioes"))
+    vocabularies = Vocabularies.build(SENTENCES, tag_list({"PER", "LOC"}, "bioes"))
     torch.manual_seed(0)
     model = TaggerModel(
-        tags=encoder.tags,
-        num_words=len(encoder.words),
+        tags=vocabularies.tags,
+        num_words=len(vocabularies.words),
         word_dim=8,
         elmo_dim=256,
         hidden_size=8,
         num_layers=1,
     )
-    return Tagger(model, encoder, BiLMFiles(str(options), str(weights)), corpus_scheme="iob2")
+    return Tagger(model, vocabularies, BiLMFiles(str(options), str(weights)), corpus_scheme="iob2")
 
 
 def test_the_shipped_bilm_is_referenced_not_copied(tmp_path: Path) -> None:
@@ -95,29 +95,29 @@ def test_the_shipped_bilm_is_referenced_not_copied(tmp_path: Path) -> None:
 def test_pretrained_words_are_rebuilt_from_pinned_glove(tmp_path: Path) -> None:
     """Needs GloVe 6B.50d (76 MB, downloaded once into the data folder)."""
     table = load_glove_table(GLOVE_6B_50D)
-    encoder = Encoder.build(SENTENCES, tag_list({"PER", "LOC"}, "bioes"))
-    words = split_table(table, encoder.words, seed=0)
-    encoder.pretrained = words.extension
+    vocabularies = Vocabularies.build(SENTENCES, tag_list({"PER", "LOC"}, "bioes"))
+    words = split_table(table, vocabularies.words, seed=0)
+    vocabularies.pretrained = words.extension
     torch.manual_seed(0)
     model = TaggerModel(
-        tags=encoder.tags,
-        num_words=len(encoder.words),
+        tags=vocabularies.tags,
+        num_words=len(vocabularies.words),
         word_dim=50,
         pretrained_words=len(words.extension),
         hidden_size=8,
         num_layers=1,
     )
     model.pretrained_words.copy_(words.vectors)
-    tagger = Tagger(model, encoder, corpus_scheme="iob2")
+    tagger = Tagger(model, vocabularies, corpus_scheme="iob2")
     with one_thread():
         tagger.save(tmp_path / "compact", compact=True, pretrained_source=GLOVE_6B_50D)
         loaded = Tagger.load(tmp_path / "compact")
     assert not (tmp_path / "compact" / "vocabularies" / "pretrained_words.json").exists()
-    assert loaded.encoder.pretrained.items == words.extension.items
+    assert loaded.vocabularies.pretrained.items == words.extension.items
     assert torch.equal(loaded.model.pretrained_words, words.vectors)
     unseen = ["zebra", "quarterback"]  # outside the training words, inside GloVe
-    assert [loaded.encoder.word_id(w) for w in unseen] == [
-        tagger.encoder.word_id(w) for w in unseen
+    assert [loaded.vocabularies.word_id(w) for w in unseen] == [
+        tagger.vocabularies.word_id(w) for w in unseen
     ]
     # Another vocabulary gives other words: the digest no longer matches.
     rewrite_manifest(

@@ -181,7 +181,27 @@ def test_round_trip_gives_identical_predictions(tmp_path: Path) -> None:
     saved = original.model.state_dict()
     for name, tensor in loaded.model.state_dict().items():
         assert torch.equal(tensor, saved[name]), name
-    assert loaded.encoder.to_json() == original.encoder.to_json()
+    assert loaded.vocabularies.to_json() == original.vocabularies.to_json()
+
+
+def test_a_folder_of_format_version_3_loads(tagger: Tagger, tmp_path: Path) -> None:
+    """Folders written before format version 4 call the vocabularies ``encoder``: they load and
+    tag as before."""
+    directory = copy_model(tmp_path)
+    (directory / "vocabularies" / "tagger.json").rename(directory / "vocabularies" / "encoder.json")
+    manifest = json.loads((directory / "archive.json").read_text())
+    manifest["format_version"], manifest["vocabularies"] = 3, ["encoder"]
+    manifest["metadata"]["encoder"] = "ner.tagger.dataset.Encoder"
+    manifest["sha256"]["vocabularies/encoder.json"] = manifest["sha256"].pop(
+        "vocabularies/tagger.json"
+    )
+    manifest["manifest_sha256"] = manifest_digest(manifest)
+    (directory / "archive.json").write_text(json.dumps(manifest))
+    loaded = Tagger.load(directory)
+    assert loaded.vocabularies.to_json() == tagger.vocabularies.to_json()
+    assert [r.to_json() for r in loaded.predict(TEXTS)] == [
+        r.to_json() for r in tagger.predict(TEXTS)
+    ]
 
 
 def test_model_directory_contents() -> None:
@@ -193,8 +213,8 @@ def test_model_directory_contents() -> None:
     assert (directory / "bilm" / "weights.hdf5").read_bytes() == (
         FIXTURE / "lm_weights.hdf5"
     ).read_bytes()
-    encoder = json.loads((directory / "vocabularies" / "encoder.json").read_text())
-    assert encoder["tags"][0] == "O" and "paris" in encoder["words"]["items"]
+    vocabularies = json.loads((directory / "vocabularies" / "tagger.json").read_text())
+    assert vocabularies["tags"][0] == "O" and "paris" in vocabularies["words"]["items"]
     assert manifest["metadata"]["corpus_scheme"] == "iob2"
     archive = load_archive(directory)
     assert archive.config == {"note": "tests/tiny_tagger.py"}
@@ -292,7 +312,7 @@ def test_model_of_another_format_version_is_refused(tmp_path: Path) -> None:
         (lambda d: (d / "archive.json").unlink(), "has no archive.json"),
         (lambda d: (d / "archive.json").write_text("{not json"), "not valid JSON"),
         (lambda d: (d / "archive.json").write_text('{"format": "other"}'), "does not describe"),
-        (lambda d: (d / "vocabularies" / "encoder.json").unlink(), "encoder.json is missing"),
+        (lambda d: (d / "vocabularies" / "tagger.json").unlink(), "tagger.json is missing"),
         (lambda d: (d / "weights.safetensors").write_bytes(b"garbage"), "corrupt or was changed"),
         (lambda d: edit_manifest(d, hidden_size=7), "weights .* do not fit its model config"),
         (lambda d: edit_manifest(d, new_option=1), "does not fit this version"),
@@ -335,12 +355,12 @@ def test_a_vocabulary_longer_than_its_embedding_is_refused(tmp_path: Path) -> No
     """One word past the embedding's rows would fail every sentence that holds it, and every
     request in the same batch: such a folder is refused at load."""
     directory = copy_model(tmp_path)
-    path = directory / "vocabularies" / "encoder.json"
+    path = directory / "vocabularies" / "tagger.json"
     vocabulary = json.loads(path.read_text())
     vocabulary["words"]["items"].append("zanzibar")
     path.write_text(json.dumps(vocabulary))
     manifest = json.loads((directory / "archive.json").read_text())
-    manifest["sha256"]["vocabularies/encoder.json"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["sha256"]["vocabularies/tagger.json"] = hashlib.sha256(path.read_bytes()).hexdigest()
     manifest["manifest_sha256"] = manifest_digest(manifest)
     (directory / "archive.json").write_text(json.dumps(manifest))
     with pytest.raises(
@@ -357,7 +377,7 @@ def test_a_bilm_of_another_shape_is_refused(tagger: Tagger, tmp_path: Path) -> N
     other = BiLM(BiLMOptions.from_dict(options))
     other.save(tmp_path / "options.json", tmp_path / "weights.hdf5")
     files = BiLMFiles(str(tmp_path / "options.json"), str(tmp_path / "weights.hdf5"), "warm")
-    wrong = Tagger(tagger.model, tagger.encoder, files)
+    wrong = Tagger(tagger.model, tagger.vocabularies, files)
     with pytest.raises(ArchiveError, match="gives 2 layers of 32 values, but the model mixes 3"):
         _ = wrong.bilm
 
@@ -374,7 +394,7 @@ def test_bad_arguments(tagger: Tagger) -> None:
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
         Tagger.load(saved_model(), precision="float16")
     with pytest.raises(ValueError, match="tag_scheme must be one of iob1, iob2, bioes"):
-        Tagger(tagger.model, tagger.encoder, tagger.bilm_files, tag_scheme="bilou")
+        Tagger(tagger.model, tagger.vocabularies, tagger.bilm_files, tag_scheme="bilou")
 
 
 def test_bfloat16_precision_keeps_the_tags(tagger: Tagger) -> None:
@@ -395,7 +415,7 @@ def test_confidence_is_the_crf_probability_of_the_span(tagger: Tagger) -> None:
     text = "Anna met Peter Smith"
     (result,) = tagger.predict(text)
     assert result.entities
-    batch = collate([tagger.encoder.encode(0, [t.text for t in result.tokens], None)])
+    batch = collate([tagger.vocabularies.encode(0, [t.text for t in result.tokens], None)])
     with torch.no_grad():
         batch.elmo = tagger.bilm(batch_to_ids([[t.text for t in result.tokens]]))[0]
         emissions = tagger.model.emissions(batch)[0].double()  # (T, K)

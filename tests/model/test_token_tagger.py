@@ -13,31 +13,31 @@ from ner.cli.predict import main as predict_main
 from ner.model.saving import save_tagger
 from ner.model.tagger import Tagger
 from ner.serving.app import create_app
-from ner.tagger.dataset import Encoder, collate
+from ner.tagger.dataset import Vocabularies, collate
 from ner.tagger.model import TaggerModel
 
 LABELS = ["DT", "NN", "VBZ"]
 SENTENCES = [["the", "dog", "barks"], ["a", "cat", "sees", "the", "dog"]]
 
 
-def token_model(crf: bool, seed: int = 0) -> tuple[TaggerModel, Encoder]:
+def token_model(crf: bool, seed: int = 0) -> tuple[TaggerModel, Vocabularies]:
     """A small per-token tagger with random weights (any weights define a distribution)."""
-    encoder = Encoder.build(SENTENCES, LABELS)
+    vocabularies = Vocabularies.build(SENTENCES, LABELS)
     torch.manual_seed(seed)
     model = TaggerModel(
-        tags=LABELS, tag_scheme="tokens", crf=crf, num_words=len(encoder.words), word_dim=8,
-        num_chars=len(encoder.chars), char_dim=4, char_filters=8, hidden_size=8, num_layers=1,
+        tags=LABELS, tag_scheme="tokens", crf=crf, num_words=len(vocabularies.words), word_dim=8,
+        num_chars=len(vocabularies.chars), char_dim=4, char_filters=8, hidden_size=8, num_layers=1,
         dropout=0.0,
     )  # fmt: skip
     with torch.no_grad():  # pronounced transitions, so that the CRF is not a softmax in disguise
         if model.crf is not None:
             model.crf.transitions.copy_(torch.randn(3, 3) * 2)
-    return model.eval(), encoder
+    return model.eval(), vocabularies
 
 
-def brute_force(model: TaggerModel, encoder: Encoder, tokens: list[str]):
+def brute_force(model: TaggerModel, vocabularies: Vocabularies, tokens: list[str]):
     """The best label sequence and each position's P(label) under the model, by enumeration."""
-    batch = collate([encoder.encode(0, tokens, None)])
+    batch = collate([vocabularies.encode(0, tokens, None)])
     with torch.no_grad():
         emissions = model.emissions(batch)[0].double()  # (T, K)
     if model.crf is None:
@@ -62,21 +62,21 @@ def brute_force(model: TaggerModel, encoder: Encoder, tokens: list[str]):
 
 @pytest.fixture(params=[True, False], ids=["crf", "softmax"])
 def saved(request, tmp_path):
-    model, encoder = token_model(crf=request.param)
+    model, vocabularies = token_model(crf=request.param)
     directory = save_tagger(
-        tmp_path / "run" / "model", model, encoder, None, corpus_scheme="tokens"
+        tmp_path / "run" / "model", model, vocabularies, None, corpus_scheme="tokens"
     )
     scores = {"dev": {"accuracy": 91.5}, "test": {"accuracy": 90.25}}
     (tmp_path / "run" / "results.json").write_text(json.dumps(scores))
-    return model, encoder, directory
+    return model, vocabularies, directory
 
 
 def test_each_token_gets_its_label_and_probability(saved):
-    model, encoder, directory = saved
+    model, vocabularies, directory = saved
     tagger = Tagger.load(directory)
     assert tagger.labels == "tokens" and tagger.tag_scheme == "tokens"
     for tokens, result in zip(SENTENCES, tagger.predict_tokens(SENTENCES), strict=True):
-        best, probabilities = brute_force(model, encoder, tokens)
+        best, probabilities = brute_force(model, vocabularies, tokens)
         assert result.tags == [LABELS[k] for k in best] and result.entities == []
         expected = [float(probabilities[t, k]) for t, k in enumerate(best)]
         assert result.confidences == pytest.approx(expected, abs=1e-9)
@@ -139,3 +139,26 @@ def test_ner_predict_writes_labels_in_every_format(saved, tmp_path, capsys):
     run(str(gold), "--input-format", "conll", "--format", "conll", "--scores", str(scores))
     assert json.loads(scores.read_text())["accuracy"] == 100.0
     assert "token accuracy 100.00" in capsys.readouterr().err
+
+
+def test_span_pre_annotations_are_refused(saved, tmp_path, capsys):
+    _, _, directory = saved
+    source = tmp_path / "input.txt"
+    source.write_text("the dog barks\n")
+    for output_format in ("label_studio", "doccano"):
+        arguments = [str(directory), str(source), "--format", output_format, "--threads", "1"]
+        assert predict_main(arguments) == 2
+        assert f"--format {output_format} writes entity spans, and this model tags per-token" in (
+            capsys.readouterr().err
+        )
+    config = '<View><Labels name="l" toName="t"/><Text name="t" value="$text"/></View>'
+    with TestClient(
+        create_app(Tagger.load(directory), directory), base_url="http://localhost"
+    ) as client:
+        for path, body in [
+            ("setup", {"schema": config}),
+            ("predict", {"tasks": [{"data": {"text": "the dog"}}], "label_config": config}),
+        ]:
+            answer = client.post(f"/label-studio/{path}", json=body)
+            assert answer.status_code == 422
+            assert "per-token labels" in answer.json()["detail"]

@@ -43,6 +43,13 @@ def test_non_utf8_text_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
         list(read_sentences(path, 10))
 
 
+def test_binary_data_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "archive.txt"
+    path.write_bytes(b"a readable line\nPK\x03\x04\x00\x00 more\n")  # valid UTF-8, not text
+    with pytest.raises(CorpusError, match=r"archive\.txt:2: holds NUL bytes"):
+        list(read_sentences(path, 50))
+
+
 def test_a_line_of_10k_tokens_is_an_error_naming_the_line(tmp_path: Path) -> None:
     path = tmp_path / "long.txt"
     path.write_text("ok .\n" + " ".join(["word"] * 10_000) + "\n", encoding="utf-8")

@@ -80,3 +80,37 @@ def test_training_can_start_from_exported_weights(tiny_config, tmp_path: Path) -
     )
     for (name, a), b in zip(before.state_dict().items(), after.state_dict().values(), strict=True):
         assert torch.equal(a, b), name
+
+
+def test_softmax_warmup_keeps_the_continued_bilm_frozen_until_its_end(
+    tiny_config, tmp_path: Path
+) -> None:
+    _, run = trained(tiny_config, tmp_path)
+    pair = (
+        f"+pretrain.init_from={{options: {run / 'options.json'}, weights: {run / 'weights.hdf5'}}}"
+    )
+
+    def continued(steps: int) -> Path:
+        out = tmp_path / f"continued{steps}"
+        train(
+            tiny_config(
+                pair,
+                f"pretrain.max_steps={steps}",
+                "pretrain.softmax_warmup_steps=3",
+                "pretrain.eval_every=100",
+                output_dir=out,
+            )
+        )
+        return out
+
+    def same_as_base(out: Path) -> bool:
+        base = BiLM.from_files(run / "options.json", run / "weights.hdf5")
+        other = BiLM.from_files(out / "options.json", out / "weights.hdf5")
+        pairs = zip(base.state_dict().values(), other.state_dict().values(), strict=True)
+        return all(torch.equal(a, b) for a, b in pairs)
+
+    assert same_as_base(continued(3))  # only the softmax trained
+    later = continued(5)
+    assert not same_as_base(later)  # then the biLM too
+    rows = [json.loads(line) for line in (later / "heldout.jsonl").read_text().splitlines()]
+    assert [row["step"] for row in rows] == [3]  # the "before" evaluation (eval_every is 100)

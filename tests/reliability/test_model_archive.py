@@ -69,16 +69,16 @@ def test_bogus_or_missing_fields_are_named(tmp_path, change, field):
 
 def test_a_vocabulary_that_is_not_json_is_an_archive_error(tmp_path):
     directory = copy_model(tmp_path)
-    vocabulary = directory / "vocabularies" / "encoder.json"
+    vocabulary = directory / "vocabularies" / "tagger.json"
     vocabulary.write_text("{not json")
     rewrite(
         directory,
         lambda m: m["sha256"].update(
-            {"vocabularies/encoder.json": hashlib.sha256(b"{not json").hexdigest()}
+            {"vocabularies/tagger.json": hashlib.sha256(b"{not json").hexdigest()}
         ),
         sign=True,
     )
-    with pytest.raises(ArchiveError, match=r"encoder\.json is not valid JSON"):
+    with pytest.raises(ArchiveError, match=r"tagger\.json is not valid JSON"):
         load_archive(directory)
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ner.common.checkpoints import load_checkpoint
-from ner.tagger.dataset import Encoder, Split, collate, tag_list
+from ner.tagger.dataset import Split, Vocabularies, collate, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.evaluation import evaluate_split
 from ner.training.interrupt import TrainingInterrupted
@@ -23,16 +23,18 @@ MODEL_TAGS = tag_list({"PER", "LOC"}, "iob2")
 def make_trainer(run_dir, epochs: int = 3):
     """A small word-level tagger (dropout on, so the RNG stream matters) and its data."""
     torch.manual_seed(0)
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
         tags=MODEL_TAGS,
         tag_scheme="iob2",
-        num_words=len(encoder.words),
+        num_words=len(vocabularies.words),
         word_dim=8,
         hidden_size=8,
         dropout=0.5,
     )
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
     split = Split("validation", TOKENS, TAGS)
 
     def evaluate(m):

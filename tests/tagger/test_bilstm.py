@@ -104,7 +104,7 @@ def test_bfloat16_products_only_without_gradients():
     mask = torch.arange(9).unsqueeze(0) < lengths.unsqueeze(1)
     inputs = torch.randn(4, 9, 6)
     exact = lstm(inputs, mask)
-    lstm.product_dtype = torch.bfloat16
+    lstm.set_precision("bfloat16")
     assert torch.equal(lstm(inputs, mask), exact)  # gradients on: float32 as trained
     with torch.no_grad():
         reduced = lstm(inputs, mask)
@@ -139,7 +139,7 @@ def test_bfloat16_keeps_the_cell_state_in_float32(onednn: bool) -> None:
     inputs, mask = torch.ones(1, 500, 1), torch.ones(1, 500, dtype=torch.bool)
     with torch.no_grad(), torch.backends.mkldnn.flags(enabled=onednn):
         exact = lstm(inputs, mask)
-        lstm.product_dtype = torch.bfloat16
+        lstm.set_precision("bfloat16")
         reduced = lstm(inputs, mask)
     assert exact[0, -1, 0] == pytest.approx(0.905, abs=0.001)
     assert (reduced - exact).abs().amax() < 0.005

@@ -126,3 +126,22 @@ def test_unconstrained_decoding_matches_pytorch_crf():
     for row, length in enumerate([11, 1, 5, 9, 2, 11, 3, 7]):
         mask[row, length:] = False
     assert crf.decode(emissions, mask) == CRF.decode(crf, emissions, mask)
+
+
+@pytest.mark.parametrize(
+    ("shape", "mask"),
+    [
+        ((2, 3), torch.ones(2, 3, dtype=torch.bool)),  # emissions of two dimensions
+        ((2, 3, 4), torch.ones(2, 3, dtype=torch.bool)),  # four tags for a CRF of five
+        ((2, 3, 5), torch.ones(2, 4, dtype=torch.bool)),  # mask of another length
+        ((2, 3, 5), torch.tensor([[1, 1, 0], [0, 1, 1]], dtype=torch.bool)),  # an empty first step
+    ],
+)
+def test_bad_shapes_are_refused_as_pytorch_crf_refuses_them(shape, mask):
+    crf = ConstrainedCRF(5)
+    emissions = torch.zeros(shape)
+    with pytest.raises(ValueError) as stock:
+        CRF(5, batch_first=True).decode(emissions, mask)
+    with pytest.raises(ValueError) as ours:
+        crf.viterbi(emissions, mask)
+    assert str(ours.value) == str(stock.value)

@@ -5,14 +5,14 @@ import torch
 
 from ner.model.evaluation import write_predictions
 from ner.model.tagger import Tagger
-from ner.tagger.dataset import Encoder, Split, collate, tag_list
+from ner.tagger.dataset import Split, Vocabularies, collate, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.evaluation import evaluate_split
 
 TOKENS = [["John", "lives", "in", "Paris"], ["Mary", "left"]]
 GOLD = [["I-PER", "O", "O", "I-LOC"], ["I-PER", "O"]]  # IOB1, as the CoNLL-2003 files
 MODEL_TAGS = tag_list({"PER", "LOC"}, "bioes")
-ENCODER = Encoder.build(TOKENS, MODEL_TAGS)
+VOCABULARIES = Vocabularies.build(TOKENS, MODEL_TAGS)
 
 
 def always_inside_per(constrain: bool) -> TaggerModel:
@@ -22,7 +22,7 @@ def always_inside_per(constrain: bool) -> TaggerModel:
         tags=MODEL_TAGS,
         tag_scheme="bioes",
         constrain_decoding=constrain,
-        num_words=len(ENCODER.words),
+        num_words=len(VOCABULARIES.words),
         word_dim=4,
     )
     with torch.no_grad():
@@ -36,10 +36,10 @@ def always_inside_per(constrain: bool) -> TaggerModel:
 
 
 def test_unconstrained_invalid_predictions_are_scored_leniently(tmp_path):
-    examples = [ENCODER.encode(i, tokens, None) for i, tokens in enumerate(TOKENS)]
+    examples = [VOCABULARIES.encode(i, tokens, None) for i, tokens in enumerate(TOKENS)]
     model = always_inside_per(constrain=False)
     assert model.decode(collate(examples))[1] == [MODEL_TAGS.index("I-PER")] * 2
-    result = Tagger(model, ENCODER).evaluate(TOKENS, GOLD, scheme="iob1")
+    result = Tagger(model, VOCABULARIES).evaluate(TOKENS, GOLD, scheme="iob1")
     predictions = tmp_path / "predictions.txt"
     write_predictions(predictions, TOKENS, GOLD, result.predicted)
     # Lenient decoding: each sentence is one PER chunk over all its tokens (IOB1: I-PER …).
@@ -50,10 +50,10 @@ def test_unconstrained_invalid_predictions_are_scored_leniently(tmp_path):
 
 
 def test_the_per_epoch_scores_are_the_final_ones_without_the_strict_mode():
-    examples = [ENCODER.encode(i, tokens, None) for i, tokens in enumerate(TOKENS)]
+    examples = [VOCABULARIES.encode(i, tokens, None) for i, tokens in enumerate(TOKENS)]
     torch.manual_seed(0)
     model = TaggerModel(
-        tags=MODEL_TAGS, tag_scheme="bioes", num_words=len(ENCODER.words), word_dim=4
+        tags=MODEL_TAGS, tag_scheme="bioes", num_words=len(VOCABULARIES.words), word_dim=4
     ).eval()
     split = Split("validation", TOKENS, GOLD)
     quick = evaluate_split(
@@ -66,7 +66,7 @@ def test_the_per_epoch_scores_are_the_final_ones_without_the_strict_mode():
         batch_size=8,
         device=torch.device("cpu"),
     )
-    final = Tagger(model, ENCODER).evaluate(TOKENS, GOLD, scheme="iob1").scores
+    final = Tagger(model, VOCABULARIES).evaluate(TOKENS, GOLD, scheme="iob1").scores
     assert "strict" in final and "strict" not in quick
     for key in ("precision", "recall", "f1", "support", "per_type", "predicted_entities"):
         assert quick[key] == final[key]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
-from ner.tagger.dataset import Encoder, Split, collate, tag_list
+from ner.tagger.dataset import Split, Vocabularies, collate, tag_list
 from ner.tagger.model import TaggerModel
 from ner.training.evaluation import evaluate_split
 from ner.training.loop import Trainer
@@ -23,11 +23,17 @@ def make_trainer(
     eval_every: int = 1,
 ):
     torch.manual_seed(0)
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
-        tags=MODEL_TAGS, tag_scheme="iob2", num_words=len(encoder.words), word_dim=8, hidden_size=8
+        tags=MODEL_TAGS,
+        tag_scheme="iob2",
+        num_words=len(vocabularies.words),
+        word_dim=8,
+        hidden_size=8,
     )
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
     split = Split("validation", TOKENS, TAGS)
 
     def evaluate(m):
@@ -132,14 +138,16 @@ def test_checkpoints_are_replaced_atomically_and_bad_ones_are_named(tmp_path):
 
 def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
     torch.manual_seed(0)
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
         tags=MODEL_TAGS, tag_scheme="iob2", elmo_dim=4, hidden_size=8, dropout=0.0, lstm_dropout=0.0
     )
     with torch.no_grad():
         model.elmo_mix.scalar_parameters.fill_(1.0)  # a penalty of 3 × mix_l2 per batch
     layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
 
     def make_batch(batch):
         length = max(len(e.words) for e in batch)
@@ -163,6 +171,60 @@ def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
     assert logged == pytest.approx(crf_loss, rel=1e-5)
 
 
+def test_the_model_regularization_gives_the_step_the_loop_gave(tmp_path):
+    """The loop once added the mix penalty itself and the model's anchor penalty after it; with
+    the model's `regularization` a batch gives the same loss and, bit for bit, the same
+    gradients."""
+    torch.manual_seed(0)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
+    model = TaggerModel(
+        tags=MODEL_TAGS,
+        tag_scheme="iob2",
+        num_words=len(vocabularies.words),
+        word_dim=8,
+        word_tuning="anchored",
+        elmo_dim=4,
+        hidden_size=8,
+        dropout=0.0,
+        lstm_dropout=0.0,
+    )
+    found = torch.arange(len(vocabularies.words)) % 2 == 0
+    model.set_pretrained_rows(torch.randn(len(vocabularies.words), 8), found)
+    with torch.no_grad():
+        model.elmo_mix.scalar_parameters.copy_(torch.tensor([0.5, -1.0, 2.0]))
+        model.word_embedding.weight.add_(0.1)  # the rows have moved from their anchor
+    layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
+    batch = collate(examples, elmo=lambda indices: layers[indices])
+
+    loss = model(batch)["loss"]  # the loop's old sum, written out
+    objective = loss + 10.0 * model.elmo_mix.scalar_parameters.pow(2).sum()
+    objective = objective + 0.5 * model.anchor_penalty()
+    objective.backward()
+    before = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+    model.zero_grad(set_to_none=True)
+    trainer = Trainer(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.0),
+        run_dir=tmp_path,
+        max_epochs=1,
+        batch_size=len(examples),
+        mix_l2=10.0,
+        anchor_weight=0.5,
+        progress=False,
+    )
+    assert trainer._accumulate_gradients(batch, 1) == float(loss.detach())
+    after = [p.grad for p in model.parameters() if p.grad is not None]
+    assert len(after) == len(before) and all(
+        torch.equal(a, b) for a, b in zip(after, before, strict=True)
+    )
+    penalty = model.regularization(mix_l2=10.0, anchor_weight=0.5)
+    assert float(penalty.detach()) == pytest.approx(float((objective - loss).detach()), rel=1e-6)
+    assert model.regularization() is None  # no weight: nothing to add
+
+
 def one_step(
     tmp_path, max_batch_tokens: int | None, layer_norm: bool = False
 ) -> tuple[list[torch.Tensor], ...]:
@@ -171,12 +233,12 @@ def one_step(
     so that only the chunking can change the step; and the logged loss per token."""
     torch.manual_seed(0)
     layers = torch.randn(len(TOKENS), 3, 4, 4)  # (N, L, T, D)
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
     model = TaggerModel(
         tags=MODEL_TAGS,
         tag_scheme="iob2",
-        num_words=len(encoder.words),
-        num_chars=len(encoder.chars),
+        num_words=len(vocabularies.words),
+        num_chars=len(vocabularies.chars),
         word_dim=8,
         elmo_dim=4,
         elmo_layer_norm=layer_norm,
@@ -185,7 +247,9 @@ def one_step(
         lstm_dropout=0.0,
     )
     before = [p.detach().clone() for p in model.parameters()]
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
     trainer = Trainer(
         optimizer=lambda parameters: torch.optim.SGD(parameters, lr=0.1),
         run_dir=tmp_path,
@@ -221,8 +285,10 @@ def test_a_step_in_row_chunks_gives_the_whole_batch_update(tmp_path, layer_norm)
 
 
 def test_row_chunks_respect_the_limit_and_keep_every_sentence():
-    encoder = Encoder.build(TOKENS, MODEL_TAGS)
-    examples = [encoder.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))]
+    vocabularies = Vocabularies.build(TOKENS, MODEL_TAGS)
+    examples = [
+        vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
+    ]
     batch = collate(examples)  # 12 sentences of 4, 2 and 3 tokens, padded to 4
     whole = batch.split(48)
     assert len(whole) == 1 and whole[0] is batch

@@ -1,4 +1,5 @@
-"""The resumable sweep runner of the study (study.py) and the learning curves (learning_curve.py).
+"""The resumable runner of many training runs: `ner-curve`'s learning curves, and the study scripts
+in experiments/ (study, learning curves, vocabulary tuning).
 
 Each run is one `ner.cli.train` process in its own process group, in its own folder, its output
 appended to ``seed<S>.log`` beside that folder. `run_sweep` starts the runs of a queue `jobs` at
@@ -20,8 +21,6 @@ import time
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {message}", flush=True)
@@ -37,9 +36,12 @@ def run_state(directory: Path, finished: bool = False) -> str:
     return "todo"
 
 
-def launch(directory: Path, seed: int, values: list[str], *, name: str) -> subprocess.Popen:
+def launch(
+    directory: Path, seed: int, values: list[str], *, name: str, cwd: Path | None = None
+) -> subprocess.Popen:
     """Start the run in `directory`: train with the overrides `values`, or, when the folder has a
-    checkpoint, continue from it (with the config saved there)."""
+    checkpoint, continue from it (with the config saved there). `cwd`: the folder the run starts
+    in, against which relative paths in `values` resolve (default: this process's)."""
     directory.mkdir(parents=True, exist_ok=True)
     if run_state(directory) == "partial":
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -54,7 +56,7 @@ def launch(directory: Path, seed: int, values: list[str], *, name: str) -> subpr
     output.flush()
     log(f"start {name}")
     return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
     )
 
 

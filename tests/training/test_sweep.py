@@ -1,4 +1,4 @@
-"""The sweep runner that the study and the learning curves share (experiments/study/sweep.py),
+"""The sweep runner that ner-curve and the study scripts share (ner.training.sweep),
 with real child processes that succeed or fail."""
 
 import subprocess
@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import sweep
+from ner.training import sweep
 
 
 @dataclass(frozen=True)
