@@ -206,15 +206,17 @@ def test_the_model_regularization_gives_the_step_the_loop_gave(tmp_path):
     before = [p.grad.clone() for p in model.parameters() if p.grad is not None]
     model.zero_grad(set_to_none=True)
     trainer = Trainer(
-        model,
-        torch.optim.SGD(model.parameters(), lr=0.0),
+        optimizer=lambda parameters: torch.optim.SGD(parameters, lr=0.0),
         run_dir=tmp_path,
         max_epochs=1,
         batch_size=len(examples),
         mix_l2=10.0,
         anchor_weight=0.5,
+        device="cpu",
+        num_threads=1,
         progress=False,
     )
+    trainer.setup(model)
     assert trainer._accumulate_gradients(batch, 1) == float(loss.detach())
     after = [p.grad for p in model.parameters() if p.grad is not None]
     assert len(after) == len(before) and all(
