@@ -300,29 +300,20 @@ def bilm_files(folder: Path) -> tuple[Path, Path]:
 
 
 def default_tagger_spec(train_tags: list[list[str]], bilm: Path | None) -> dict:
-    """The default architecture (conf/model/bilstm_crf.yaml with conf/embeddings/glove.yaml's
-    sizes) as keyword arguments of `TaggerModel`, for the entity types of `train_tags` and the
-    biLM in folder `bilm` (None: no biLM). Plain JSON, so an older tree can build it too."""
-    import yaml
+    """The default architecture (ner-train's model node with the default embeddings) as keyword
+    arguments of `TaggerModel`, for the entity types of `train_tags` and the biLM in folder
+    `bilm` (None: no biLM). Plain JSON, so an older tree can build it too."""
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
 
     from ner.tagger.dataset import entity_types, tag_list
 
-    node = yaml.safe_load((REPO / "conf/model/bilstm_crf.yaml").read_text())
-    words = yaml.safe_load((REPO / "conf/embeddings/glove.yaml").read_text())
-    # The input keys are interpolations from the other groups: set below, or the defaults.
-    model = {
-        key: value
-        for key, value in node.items()
-        if key != "_target_" and not str(value).startswith("${")
-    }
-    model.update(
-        tags=tag_list(entity_types(train_tags), model["tag_scheme"]),
-        word_dim=words["glove"]["dim"],
-        char_dim=words["char"]["dim"],
-        char_filters=words["char"]["filters"],
-        char_width=words["char"]["width"],
-    )
-    spec = {"model": model, "max_chars": words["char"]["max_chars"], "bilm": None}
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        cfg = compose("train", overrides=["elmo=none"])
+    model = OmegaConf.to_container(cfg.model, resolve=True)
+    del model["_target_"]
+    model["tags"] = tag_list(entity_types(train_tags), model["tag_scheme"])
+    spec = {"model": model, "max_chars": cfg.embeddings.char.max_chars, "bilm": None}
     if bilm is not None:
         options_file, weights = bilm_files(bilm)
         options = json.loads(options_file.read_text())

@@ -182,8 +182,12 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(json.loads(args.child))))
         return
-    config = REPO / "conf" / "pretrain.yaml"
-    settings = OmegaConf.merge(OmegaConf.load(config), OmegaConf.from_dotlist(args.set))
+    from hydra import compose, initialize_config_module
+
+    import ner.pretrain.config  # noqa: F401  (registers the schema and the groups)
+
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        settings = compose("pretrain", overrides=args.set)  # conf/pretrain.yaml's defaults
     if args.old is not None and args.old.resolve() == args.new.resolve():
         parser.error("--old and --new are the same tree")
     if args.old is None and "float32" not in args.precisions:

@@ -6,6 +6,8 @@ choices, which types cannot express, are checked by `check_ranges` before a job 
 Every message names the key, the value and what is expected.
 """
 
+import inspect
+from collections.abc import Callable
 from dataclasses import field, fields, is_dataclass
 from typing import Any
 
@@ -16,6 +18,17 @@ from ner.common.errors import NerError
 
 class ConfigError(NerError, ValueError):
     """A config value outside what its key allows."""
+
+
+def defaults_of(target: Callable[..., Any]) -> dict[str, Any]:
+    """The defaults of `target`'s keyword arguments (a class: its constructor's), by name: where a
+    schema takes the default of a key that is an argument of the object it builds, so that each
+    default is written once, in the signature."""
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(target).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
 
 
 def at_least(minimum: float, default: Any = MISSING) -> Any:

@@ -10,12 +10,11 @@ under ``data_dir()``.
 """
 
 import hashlib
-import inspect
 import json
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,14 +27,9 @@ from ner.common.errors import InputError, MissingFileError
 from ner.common.paths import data_dir
 from ner.data.builder import SPLITS, CorpusInfo, SplitSource, build_corpus
 from ner.data.cache import cached_corpus
-from ner.data.columns import (
-    DOCSTART,
-    SEPARATOR_NAMES,
-    ColumnFormat,
-    first_width,
-    read_column_file,
-)
+from ner.data.columns import SEPARATOR_NAMES, ColumnFormat, first_width, read_column_file
 from ner.data.conllu import check_label_column, read_conllu_file
+from ner.data.corpus_options import FORMATS, MAX_SENTENCE_TOKENS, SourceOptions, options_of
 from ner.data.labels import check_labels_option
 from ner.data.spans import SPAN_FORMATS, SpanFormat, merged_reports, read_span_file
 from ner.data.tag_schemes import SCHEMES
@@ -170,7 +164,6 @@ _SPLIT_NAMES = {
     "test": ("test", "testing", "testb"),
 }
 _NAME_PARTS = re.compile(r"[._\-\s]+")
-FORMATS = ("columns", "conllu", *SPAN_FORMATS)
 
 
 def _as_tuple(entry: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -223,89 +216,77 @@ def log_changes(info: CorpusInfo) -> None:
 
 
 def prepare_corpus(
-    name_or_path: str | Path | None = None,
-    *,
-    tag_scheme: str | None = None,
-    lenient: bool | None = None,
-    files: Mapping[str, str | Path] | None = None,
-    columns: Sequence[str] | None = None,
-    token_column: int = 0,
-    tag_column: int | str = -1,
-    separator: str | None = None,
-    docstart: str | None = DOCSTART,
-    encoding: str = "utf-8",
-    max_sentence_tokens: int | None = 5000,
-    validation_fraction: float | None = None,
-    holdout: float | None = None,
-    holdout_seed: int = 0,
-    source: str | None = None,
-    nltk_data_url: str | None = None,
-    revision: str | None = None,
-    hub_config: str | None = None,
-    labels: str | None = None,
-    format: str | None = None,
-    label_column: str | None = None,
-    tokenizer: str = "news",
-    misaligned: str = "error",
-    skip_bad: bool = False,
-    annotator: str | None = None,
+    name_or_path: str | Path | None = None, **options: Any
 ) -> tuple[datasets.DatasetDict, CorpusInfo]:
-    """Load (and cache) a corpus, returning it with a `CorpusInfo` report. Each kind of corpus
-    (named, hub, column files, CoNLL-U, span annotations) reads its own options (`_READS`); one
-    it does not read is an error naming the option and the corpus, never silently dropped.
+    """Load (and cache) a corpus, returning it with a `CorpusInfo` report. Each kind of source
+    (named, hub, column files, CoNLL-U, span annotations) takes the options of its dataclass in
+    `ner.data.corpus_options` (`NamedOptions`, `HubOptions`, `ColumnOptions`, `ConlluOptions`,
+    `SpanOptions`); one it does not take is an error naming the option and the corpus, never
+    silently dropped.
 
     # Parameters
     name_or_path: a name in `NAMED_CORPORA`, ``"hub:<dataset>"``, a folder of column files
         (``train``/``dev``|``valid``|``testa``/``test``|``testb`` in the file names), one column
         file (the train split), or with `files` the corpus's name (default: the folder's).
-    tag_scheme: convert tags to ``iob1``, ``iob2`` or ``bioes``; None keeps the corpus's own.
-    lenient: repair tag sequences the scheme does not allow (and count them) instead of raising;
-        None: False, except for named corpora with known errors (conll2002_es).
-    files: split name → column file, instead of a folder.
-    columns: every column's name (``tokens``, ``tags`` required; ``_`` drops one).
-    token_column: the tokens' column (without `columns`).
-    tag_column: the tags' column (without `columns`; a hub dataset's: ``ner_tags``).
-    separator: between columns: None for any whitespace, or ``"tab"``, ``"space"``.
-    docstart: the first token of the lines between documents (dropped).
-    encoding: of the files.
-    max_sentence_tokens: a longer sentence is an error (likely missing blank lines).
-    validation_fraction: carve validation from the end of train when it is missing.
-    holdout: (e.g. 0.1) each missing validation or test split gets this fraction of train.
-    holdout_seed: picks those sentences, the same way on every run and machine.
-    source: another URL or path for a named corpus's files (the pinned sha256 still applies).
-    nltk_data_url: replaces ``$NER_NLTK_DATA_URL``.
-    revision: the hub dataset's commit, tag or branch (required).
-    hub_config: the hub dataset's configuration.
-    labels: ``spans`` (chunk tags), ``tokens`` (a plain label per token, e.g. part of speech)
-        or None to detect it (`ner.data.labels`).
-    format: ``columns`` (the default), ``conllu`` (Universal Dependencies files), or span
-        annotations aligned to our tokens: ``label_studio``, ``doccano``, ``spacy``, ``brat``.
-    label_column: the labels' column: CoNLL-U's (``upos``, the default, ``xpos``, ...), or
-        another named column (``pos``, ``chunk``), which replaces ``tags``.
-    tokenizer: how span annotations' texts become tokens: ``news`` or ``social``.
-    misaligned: a span off token boundaries is an ``error``, ``snap``s to them, or is ``drop``ped.
-    skip_bad: skip (and count) a malformed span record instead of refusing the file.
-    annotator: whose Label Studio annotation is read (None: the first completed one).
+    options: the options of the corpus's source, each with its default in the source's
+        dataclass (`ner.data.corpus_options`):
+        tag_scheme: convert tags to ``iob1``, ``iob2`` or ``bioes``; None: the corpus's own.
+        lenient: repair tag sequences the scheme does not allow (and count them) instead of
+            raising; None: False, except for named corpora with known errors (conll2002_es).
+        files: split name → column file, instead of a folder.
+        columns: every column's name (``tokens``, ``tags`` required; ``_`` drops one).
+        token_column: the tokens' column (without `columns`).
+        tag_column: the tags' column (without `columns`; a hub dataset's: ``ner_tags``).
+        separator: between columns: None for any whitespace, or ``"tab"``, ``"space"``.
+        docstart: the first token of the lines between documents (dropped).
+        encoding: of the files.
+        max_sentence_tokens: a longer sentence is an error (likely missing blank lines).
+        validation_fraction: carve validation from the end of train when it is missing.
+        holdout: (e.g. 0.1) each missing validation or test split gets this fraction of train.
+        holdout_seed: picks those sentences, the same way on every run and machine.
+        source: another URL or path for a named corpus's files (the pinned sha256 applies).
+        nltk_data_url: replaces ``$NER_NLTK_DATA_URL``.
+        revision: the hub dataset's commit, tag or branch (required).
+        hub_config: the hub dataset's configuration.
+        labels: ``spans`` (chunk tags), ``tokens`` (a plain label per token, e.g. part of speech)
+            or None to detect it (`ner.data.labels`).
+        format: ``columns`` (the default), ``conllu`` (Universal Dependencies files), or span
+            annotations aligned to our tokens: ``label_studio``, ``doccano``, ``spacy``,
+            ``brat``.
+        label_column: the labels' column: CoNLL-U's (``upos``, the default, ``xpos``, ...), or
+            another named column (``pos``, ``chunk``), which replaces ``tags``.
+        tokenizer: how span annotations' texts become tokens: ``news`` or ``social``.
+        misaligned: a span off token boundaries is an ``error``, ``snap``s to them, or is
+            ``drop``ped.
+        skip_bad: skip (and count) a malformed span record instead of refusing the file.
+        annotator: whose Label Studio annotation is read (None: the first completed one).
     """
-    given = {k: v for k, v in locals().items() if k != "name_or_path"}  # before any assignment
-    labels = _checked_choices(tag_scheme, labels, format)
-    name, named = _corpus_name(name_or_path, files)
-    if lenient is None:
-        lenient = bool(named and named.lenient)
-    common = {"tag_scheme": tag_scheme, "lenient": lenient}
+    name, named, chosen = corpus_source(name_or_path, **options)
+    given = asdict(chosen)
+    labels = _checked_choices(chosen.tag_scheme, chosen.labels, given.get("format"))
+    lenient = chosen.lenient if chosen.lenient is not None else bool(named and named.lenient)
+    common = {"tag_scheme": chosen.tag_scheme, "lenient": lenient}
     if labels is not None:  # detection (None) keeps the cache keys corpora always had
         common["labels"] = labels
-    kind = _kind(name, named, format)
-    refuse_unused(kind, name, given)
-    if kind == "hub":
+    if name.startswith("hub:"):
         return _from_hub(name, given, common)
     if named:
         return _from_archive(name, named, given, common)
     return _from_files(name, given, common)
 
 
+def corpus_source(
+    name_or_path: str | Path | None = None, **options: Any
+) -> tuple[str, NamedCorpus | None, SourceOptions]:
+    """The corpus's name, its entry in `NAMED_CORPORA` (None for files or a hub dataset) and
+    `options` read as its source's (`ner.data.corpus_options`); raises `InputError` for an
+    option the source does not take, naming the option and the corpus."""
+    name, named = _corpus_name(name_or_path, options.get("files"))
+    return name, named, options_of(_kind(name, named, options.get("format")), name, options)
+
+
 def _kind(name: str, named: NamedCorpus | None, format: str | None) -> str:
-    """Which kind of corpus (`_READS`) `name` is: hub, named, files, conllu or spans."""
+    """Which kind of source (a key of `ner.data.corpus_options.SOURCES`) `name` is."""
     if name.startswith("hub:"):
         return "hub"
     if named:
@@ -345,9 +326,8 @@ def _from_hub(
     from ner.data.hub import load_hub_corpus
 
     tag_column = given["tag_column"]
-    if not isinstance(tag_column, str) and tag_column != _DEFAULTS["tag_column"]:
+    if not isinstance(tag_column, str):
         raise InputError(f"tag_column={tag_column!r}: {name} is a hub dataset; name the column")
-    hub_tags = {"tag_column": tag_column} if isinstance(tag_column, str) else {}
     return load_hub_corpus(
         name[4:],
         revision=given["revision"],
@@ -355,7 +335,7 @@ def _from_hub(
         validation_fraction=given["validation_fraction"],
         holdout=given["holdout"],
         holdout_seed=given["holdout_seed"],
-        **hub_tags,
+        tag_column=tag_column,
         **common,
     )
 
@@ -376,8 +356,6 @@ def _from_archive(
         raise InputError(
             f"validation_fraction={validation_fraction}: {name} has its own validation split"
         )
-    if given["format"] is not None:
-        raise InputError(f"format={given['format']}: {name} is a named corpus with its own format")
     if given["nltk_data_url"] is not None and not named.nltk:
         raise InputError(
             f"nltk_data_url={given['nltk_data_url']!r}: {name} does not come from nltk_data; "
@@ -469,73 +447,6 @@ def _from_files(
     return cached_corpus(
         name, key, lambda: _build(name, files, fmt, validation_fraction, **carving, **common)
     )
-
-
-# The options each kind of corpus reads besides tag_scheme and lenient (which all read).
-_READS = {
-    "named": {
-        "source",
-        "nltk_data_url",
-        "max_sentence_tokens",
-        "validation_fraction",
-        "holdout",
-        "label_column",
-        "format",
-    },
-    "hub": {
-        "revision",
-        "hub_config",
-        "tag_column",
-        "validation_fraction",
-        "holdout",
-        "holdout_seed",
-    },
-    "files": {
-        "files",
-        "format",
-        "label_column",
-        "columns",
-        "token_column",
-        "tag_column",
-        "separator",
-        "docstart",
-        "encoding",
-        "max_sentence_tokens",
-        "validation_fraction",
-        "holdout",
-        "holdout_seed",
-    },
-}
-# CoNLL-U's ten columns are fixed: the label column is chosen by name, not by position.
-_READS["conllu"] = _READS["files"] - {
-    "columns",
-    "token_column",
-    "tag_column",
-    "separator",
-    "docstart",
-}
-_READS["spans"] = _READS["conllu"] - {"label_column", "max_sentence_tokens"} | {
-    "tokenizer",
-    "misaligned",
-    "skip_bad",
-    "annotator",
-}
-_KINDS = {
-    "named": "a named corpus (its files have a fixed format)",
-    "hub": "a hub dataset",
-    "files": "column files",
-    "conllu": "CoNLL-U files (fixed columns; label_column= picks the label)",
-    "spans": "span annotations (character offsets aligned to our tokens)",
-}
-
-
-def refuse_unused(kind: str, name: str, given: Mapping[str, object]) -> None:
-    """Raise `ValueError` naming the first option in `given` (prepare_corpus's arguments) that
-    is set away from its default but that a corpus of `kind` would not read."""
-    reads = _READS[kind] | {"tag_scheme", "lenient", "labels"}
-    for option, value in given.items():
-        if option not in reads and value != _DEFAULTS[option]:
-            raise InputError(f"{option}={value!r}: {name} is {_KINDS[kind]}; it does not take it")
 
 
 def find_split_files(
@@ -710,7 +621,7 @@ def _load_named(
         key["label_column"] = label_column
     if fraction != corpus.validation_fraction:
         key["validation_fraction"] = fraction
-    if max_sentence_tokens != _DEFAULTS["max_sentence_tokens"]:
+    if max_sentence_tokens != MAX_SENTENCE_TOKENS:
         key["max_sentence_tokens"] = max_sentence_tokens
 
     def build() -> tuple[datasets.DatasetDict, CorpusInfo]:
@@ -736,10 +647,3 @@ def _local_members(name: str, corpus: NamedCorpus, url: str) -> dict[str, Path]:
     folder = data_dir() / "extracted" / f"{name}-{corpus.sha256[:12]}"
     extract(archive, folder, members=corpus.members())
     return {entry: folder / entry for entry in corpus.members()}
-
-
-_DEFAULTS = {
-    name: parameter.default
-    for name, parameter in inspect.signature(prepare_corpus).parameters.items()
-    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-}

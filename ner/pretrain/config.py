@@ -26,18 +26,27 @@ NAMED_OPTIMIZERS: dict[str, dict[str, Any]] = {
 }
 
 
+WANDB_MODES = ("online", "offline", "disabled")
+# Where the groups of conf/pretrain.yaml are: on its search path (hydra.searchpath) alone, so that
+# ner-train does not list them.
+GROUPS = "pkg://ner.pretrain.conf"
+
+
 @dataclass
 class CorpusConfig:
-    """The training text: named sources and/or files with one tokenized sentence per line."""
+    """The training text: named sources (`ner.pretrain.sources`, fetched from their public URLs;
+    ``NER_NLTK_DATA_URL`` and ``NER_REUTERS_URL`` override the base) and/or paths of text files
+    with one tokenized sentence per line."""
 
     sources: list[str] = MISSING
     heldout_per_mille: int = at_least(0, 5)  # CRC-32(text) % 1000 < this: held out
-    max_sentence_tokens: int = at_least(1, 400)
+    max_sentence_tokens: int = at_least(1, 400)  # longer lines in text files are an error;
+    # named sources cut them
 
 
 @dataclass
 class VocabConfig:
-    """The softmax targets (inputs are always characters)."""
+    """The softmax targets (inputs are always characters): the most frequent words."""
 
     max_size: int = at_least(1, 50000)
     min_count: int = at_least(1, 3)
@@ -52,7 +61,10 @@ class OptimizerConfig:
     _target_: str = "torch.optim.Adam"
     _partial_: bool = True
     lr: float = at_least(0.0, 0.002)
-    fused: bool | None = None  # one kernel for the whole update (Adam, Adagrad, SGD)
+    # One kernel for the whole update (Adam, Adagrad, SGD; null: torch's default). bilm-tf's
+    # optimizer: _target_=torch.optim.Adagrad, lr=0.2, fused=null,
+    # +initial_accumulator_value=1.0.
+    fused: bool | None = True
     # Deprecated: one of the presets in `NAMED_OPTIMIZERS`, which then replaces `_target_`.
     name: str | None = one_of(*NAMED_OPTIMIZERS, default=None)
 
@@ -61,22 +73,23 @@ class OptimizerConfig:
 class PretrainSettings:
     """The training loop."""
 
-    output_dir: str | None = None  # default: <data folder>/pretrain/run
+    output_dir: str | None = None  # default: <data folder>/pretrain/run; a checkpoint.pt resumes
     max_steps: int = at_least(1, 16000)
-    max_minutes: float | None = at_least(0.0, None)
-    batch_size: int = at_least(1, 64)  # streams over all processes
-    unroll_steps: int = at_least(1, 20)
-    n_negative_samples: int = at_least(1, 2048)
-    dropout: float = fraction(0.1)
+    max_minutes: float | None = at_least(0.0, None)  # also stop (checkpoint, export) after this
+    batch_size: int = at_least(1, 64)  # streams over all processes (each gets batch_size / W)
+    unroll_steps: int = at_least(1, 20)  # truncated BPTT window; the state carries across
+    n_negative_samples: int = at_least(1, 2048)  # sampled softmax candidates per batch
+    dropout: float = fraction(0.1)  # on every LSTM input and on the top output (bilm-tf)
+    # Per stream and batch: restart from a zero state (docs/pretraining.md).
     state_reset_probability: float = probability(0.1)
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
-    lr_schedule: str = one_of("constant", "linear", default="linear")
+    lr_schedule: str = one_of("constant", "linear", default="linear")  # linear: to 0 at max_steps
     warmup_steps: int = at_least(0, 500)
     # Steps at the start during which only the softmax learns (the biLM's learning rate is 0): a
     # fresh softmax on a pretrained biLM (continuing with `init_from`) learns before its random
     # gradients reach the biLM; the held-out perplexity at its end is the biLM's before training.
     softmax_warmup_steps: int = at_least(0, 0)
-    clip_norm: float = at_least(0.0, 10.0)
+    clip_norm: float = at_least(0.0, 10.0)  # global gradient norm
     checkpoint_minutes: float = at_least(0.0, 5.0)
     log_every: int = at_least(1, 20)
     progress: bool = True  # a tqdm bar of the steps (rank 0)
@@ -96,8 +109,11 @@ class PretrainSettings:
 
 @dataclass
 class WandbConfig:
-    project: str | None = None  # set to log to W&B (rank 0)
-    mode: str = one_of("online", "offline", "disabled", default="online")
+    """W&B logging of rank 0 into the output folder, once `project` is set; offline by default
+    (as ``ner-train``), online or disabled (the ``wandb`` group's options set `mode`)."""
+
+    project: str | None = None
+    mode: str = one_of(*WANDB_MODES, default="offline")
 
 
 @dataclass

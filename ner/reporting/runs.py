@@ -22,8 +22,9 @@ METRICS = ("f1", "accuracy")  # what a run is scored on: spans, per-token labels
 REQUIRED_KEYS = ("dev", "test", "seed", "best_epoch", "epochs_run", "history", "config")
 
 # Config entries that may differ between the seeds of one variant without making them different
-# experiments: the seed itself, bookkeeping, logging, devices and threads, and `elmo.expected`
-# (the shapes a preset checks its files against, not an input; the weights' sha256 is compared).
+# experiments: the seed itself, bookkeeping, logging, devices and threads, `elmo.expected` (the
+# shapes a preset checks its files against, not an input; the weights' sha256 is compared), and
+# how the trainer is built (``_target_``, ``_partial_``: absent from runs of earlier versions).
 # Everything else (biLM files included) must match, or the report warns.
 IGNORED_SETTINGS = (
     "elmo.expected",
@@ -35,6 +36,8 @@ IGNORED_SETTINGS = (
     "trainer.device",
     "trainer.num_threads",
     "trainer.eval_batch_size",
+    "trainer._target_",
+    "trainer._partial_",
 )
 
 

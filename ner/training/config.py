@@ -18,46 +18,45 @@ from ner.bilm.folder import FORMATS as BILM_FORMATS
 from ner.bilm.folder import detect_format, folder_options, is_zip
 from ner.bilm.options import BiLMOptions
 from ner.bilm.scalar_mix import MixError, mixed_layers
-from ner.common.schema import ConfigError, at_least, check_ranges, fraction, one_of, share
+from ner.common.errors import InputError
+from ner.common.schema import (
+    ConfigError,
+    at_least,
+    check_ranges,
+    defaults_of,
+    fraction,
+    one_of,
+    share,
+)
+from ner.data.corpora import configured_options, corpus_source
+from ner.data.corpus_options import options_schema
 from ner.data.tag_schemes import SCHEMES
 from ner.pretrain import pretrained_files
-from ner.tagger.model import WORD_TUNINGS
+from ner.tagger.model import WORD_TUNINGS, TaggerModel
+from ner.training.loop import Trainer
+
+# The tagger's defaults, written once in `TaggerModel`'s signature: the model node and the
+# groups that choose its inputs (embeddings, elmo) take theirs from here.
+MODEL = defaults_of(TaggerModel)
+TRAINER = defaults_of(Trainer)  # the same for the ``trainer`` node
 
 
-@dataclass
-class CorpusOptions:
-    """Keyword arguments of `ner.data.prepare_corpus`; null leaves the library's default."""
+def _literal(value: Any) -> str:
+    """`value` as a literal inside an interpolation (None → null, booleans in lower case)."""
+    if value is None:
+        return "null"
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
-    files: dict[str, str] | None = None
-    columns: list[str] | None = None
-    token_column: int | None = None
-    tag_column: Any = None  # a column number, or a name (hub datasets)
-    separator: str | None = None
-    docstart: str | None = None
-    encoding: str | None = None
-    max_sentence_tokens: int | None = at_least(1, None)
-    validation_fraction: float | None = fraction()
-    holdout: float | None = fraction()
-    holdout_seed: int | None = None
-    tag_scheme: str | None = one_of(*SCHEMES, default=None)
-    lenient: bool | None = None
-    source: str | None = None
-    nltk_data_url: str | None = None
-    revision: str | None = None
-    hub_config: str | None = None
-    # Chunk tags (spans, F1) or one plain label per token (tokens, accuracy); null: detected.
-    labels: str | None = one_of("spans", "tokens", default=None)
-    # null: columns; span formats: annotation tools' exports (character offsets)
-    format: str | None = one_of(
-        "columns", "conllu", "label_studio", "doccano", "brat", "spacy", default=None
-    )
-    label_column: str | None = None  # upos | xpos | feats (CoNLL-U), pos | chunk (named corpora)
-    # Span formats: the tokenizer, what a span off token boundaries becomes, whether malformed
-    # records are skipped (and counted) instead of refused, whose Label Studio annotations count.
-    tokenizer: str | None = one_of("news", "social", default=None)
-    misaligned: str | None = one_of("error", "snap", "drop", default=None)
-    skip_bad: bool | None = None
-    annotator: str | None = None
+
+def follows(key: str, argument: str) -> Any:
+    """A model argument set in the group that chooses its input: ``${oc.select:KEY,DEFAULT}``,
+    with the constructor's default when that input is off (the value is then unused)."""
+    return f"${{oc.select:{key},{_literal(MODEL[argument])}}}"
+
+
+# ``data.options``: the options of every corpus source (`ner.data.corpus_options`), null
+# leaving the source's default; `validate` refuses one the corpus's source does not take.
+CorpusOptions = options_schema()
 
 
 @dataclass
@@ -65,7 +64,7 @@ class DataConfig:
     """The corpus: a name (``ner-data list``), a folder or a file, and how to batch it."""
 
     name: str = MISSING
-    options: CorpusOptions = field(default_factory=CorpusOptions)
+    options: CorpusOptions = field(default_factory=CorpusOptions)  # type: ignore[valid-type]
     max_sentences: int | None = at_least(1, None)  # per split, for smoke runs
     # Nested training subsets (learning curves): this fraction of train, picked by subset_seed.
     train_fraction: float = share(1.0)
@@ -80,13 +79,13 @@ class GloveConfig:
     source: str | None = "glove.6B.50d"
     member: str | None = None  # the file inside a .zip that holds several
     sha256: str | None = None  # pins a downloaded source file
-    dim: int = at_least(1, 50)
-    trainable: bool = True  # false: no word row trains (tuning applies when true)
+    dim: int = at_least(1, MODEL["word_dim"])
+    trainable: bool = MODEL["word_trainable"]  # false: no word row trains (else: tuning applies)
     # How the rows initialised from `source` train (rows of words the table lacks always train):
     # fine_tune: freely; frozen: not at all; anchored: freely, plus anchor_weight × the squared
     # distance from their pretrained values; projected: not at all, but every word vector (new
     # words' too) goes through a learned dim × dim map that starts as the identity.
-    tuning: str = one_of(*WORD_TUNINGS, default="fine_tune")
+    tuning: str = one_of(*WORD_TUNINGS, default=MODEL["word_tuning"])
     anchor_weight: float = at_least(0.0, 0.01)  # with tuning=anchored
 
 
@@ -94,9 +93,9 @@ class GloveConfig:
 class CharConfig:
     """The tagger's char-CNN over each word."""
 
-    dim: int = at_least(1, 16)
-    filters: int = at_least(1, 128)
-    width: int = at_least(1, 3)
+    dim: int = at_least(1, MODEL["char_dim"])
+    filters: int = at_least(1, MODEL["char_filters"])
+    width: int = at_least(1, MODEL["char_width"])
     max_chars: int = at_least(1, 50)  # longer words are truncated
 
 
@@ -133,9 +132,9 @@ class ExpectedShapes:
 class MixConfig:
     """How the tagger combines the biLM layers (a learned scalar mix unless fixed)."""
 
-    layers: list[int] | None = None  # which layers to mix (null = all)
-    fixed_weights: list[float] | None = None  # one per mixed layer; null = learned
-    layer_norm: bool = False
+    layers: list[int] | None = MODEL["elmo_mix_layers"]  # which layers to mix (null = all)
+    fixed_weights: list[float] | None = MODEL["elmo_fixed_weights"]  # one per layer; null: learned
+    layer_norm: bool = MODEL["elmo_layer_norm"]
     l2: float = at_least(0.0, 0.1)  # penalty on the pre-softmax mix weights
 
 
@@ -156,7 +155,7 @@ class ElmoConfig:
     batch_size: int = at_least(1, 32)  # sentences per biLM batch when features are computed
     cache: bool = True  # compute the frozen biLM's layers once per corpus and reuse them
     mix: MixConfig = field(default_factory=MixConfig)
-    dropout: float = fraction(0.0)  # on the mixed ELMo vector
+    dropout: float = fraction(MODEL["elmo_dropout"])  # on the mixed ELMo vector
     # Continue pretraining the biLM before its features are computed (ner.pretrain.adapt): on
     # the training split's sentences (task), or on those and the adapt_text files, one
     # whitespace-tokenized sentence per line (domain); adapt_steps updates of the biLM after
@@ -169,29 +168,32 @@ class ElmoConfig:
 
 @dataclass
 class ModelConfig:
-    """The BiLSTM-CRF tagger (`ner.tagger.model.TaggerModel`)."""
+    """The BiLSTM-CRF tagger: `ner.tagger.model.TaggerModel`'s arguments, with its defaults."""
 
     _target_: str = "ner.tagger.model.TaggerModel"
-    tag_scheme: str = one_of(*SCHEMES, default="bioes")  # the scheme the CRF tags in
-    constrain_decoding: bool = True
-    crf: bool = True  # false: a softmax per token (per-token labels only)
-    dropout: float = fraction(0.5)  # on the embeddings and on the encoder output
-    hidden_size: int = at_least(1, 200)
-    num_layers: int = at_least(1, 2)
-    lstm_dropout: float = fraction(0.5)
+    tag_scheme: str = one_of(*SCHEMES, default=MODEL["tag_scheme"])  # the scheme the CRF tags in
+    constrain_decoding: bool = MODEL["constrain_decoding"]
+    crf: bool = MODEL["crf"]  # false: a softmax per token (per-token labels only)
+    dropout: float = fraction(MODEL["dropout"])  # on the embeddings and on the encoder output
+    hidden_size: int = at_least(1, MODEL["hidden_size"])
+    num_layers: int = at_least(1, MODEL["num_layers"])
+    lstm_dropout: float = fraction(MODEL["lstm_dropout"])
     # The input layers: interpolated from the groups that choose the inputs (embeddings, elmo),
     # so that this node is the constructor's arguments. The sizes that come from the data (tags,
     # vocabularies, the biLM's output) are added by the run.
-    word_dim: int = "${oc.select:embeddings.glove.dim,50}"  # type: ignore[assignment]
-    word_trainable: bool = "${oc.select:embeddings.glove.trainable,false}"  # type: ignore[assignment]
-    word_tuning: str = "${oc.select:embeddings.glove.tuning,fine_tune}"
-    char_dim: int = "${oc.select:embeddings.char.dim,16}"  # type: ignore[assignment]
-    char_filters: int = "${oc.select:embeddings.char.filters,128}"  # type: ignore[assignment]
-    char_width: int = "${oc.select:embeddings.char.width,3}"  # type: ignore[assignment]
-    elmo_mix_layers: list[int] | None = "${oc.select:elmo.mix.layers,null}"  # type: ignore[assignment]
-    elmo_fixed_weights: list[float] | None = "${oc.select:elmo.mix.fixed_weights,null}"  # type: ignore[assignment]
-    elmo_layer_norm: bool = "${oc.select:elmo.mix.layer_norm,false}"  # type: ignore[assignment]
-    elmo_dropout: float = "${oc.select:elmo.dropout,0.0}"  # type: ignore[assignment]
+    word_dim: int = follows("embeddings.glove.dim", "word_dim")
+    word_trainable: bool = follows("embeddings.glove.trainable", "word_trainable")
+    word_tuning: str = follows("embeddings.glove.tuning", "word_tuning")
+    char_dim: int = follows("embeddings.char.dim", "char_dim")
+    char_filters: int = follows("embeddings.char.filters", "char_filters")
+    char_width: int = follows("embeddings.char.width", "char_width")
+    # (an interpolation is a string: nothing mutable is shared)
+    elmo_mix_layers: list[int] | None = follows("elmo.mix.layers", "elmo_mix_layers")  # noqa: RUF009
+    elmo_fixed_weights: list[float] | None = follows(  # noqa: RUF009
+        "elmo.mix.fixed_weights", "elmo_fixed_weights"
+    )
+    elmo_layer_norm: bool = follows("elmo.mix.layer_norm", "elmo_layer_norm")
+    elmo_dropout: float = follows("elmo.dropout", "elmo_dropout")
 
 
 @dataclass
@@ -206,20 +208,23 @@ class OptimizerConfig:
 
 @dataclass
 class TrainerConfig:
-    """The training loop."""
+    """The training loop: `ner.training.loop.Trainer`'s arguments, with its defaults (the run
+    adds the settings of the other groups)."""
 
-    max_epochs: int = at_least(1, 75)
-    patience: int | None = at_least(1, 25)  # epochs without a better dev F1 (null = never)
-    eval_every: int = at_least(1, 1)  # score dev after every N epochs (and after the last)
-    grad_norm: float | None = at_least(0.0, 5.0)
+    _target_: str = "ner.training.loop.Trainer"
+    _partial_: bool = True
+    max_epochs: int = at_least(1, TRAINER["max_epochs"])
+    patience: int | None = at_least(1, TRAINER["patience"])  # null: never stop early
+    eval_every: int = at_least(1, TRAINER["eval_every"])  # score dev every N epochs and the last
+    grad_norm: float | None = at_least(0.0, TRAINER["grad_norm"])
     # Padded positions (rows × longest sentence) above which a training batch runs in row
     # chunks before its one optimizer step, to bound memory (null = one pass per batch).
-    max_batch_tokens: int | None = at_least(1, 4096)
-    eval_batch_size: int = at_least(1, 256)
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    num_threads: str = "auto"  # torch CPU threads: a number, or auto
+    max_batch_tokens: int | None = at_least(1, TRAINER["max_batch_tokens"])
+    eval_batch_size: int = at_least(1, TRAINER["eval_batch_size"])
+    device: str = TRAINER["device"]  # auto | cpu | cuda | cuda:N
+    num_threads: str = TRAINER["num_threads"]  # torch CPU threads: a number, or auto
     optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
-    scheduler: dict[str, Any] | None = None
+    scheduler: dict[str, Any] | None = TRAINER["scheduler"]
 
 
 @dataclass
@@ -255,6 +260,7 @@ def validate(cfg: DictConfig) -> None:
     """Check ranges and choices of a composed training config (types Hydra already checked) and
     the scalar mix against the biLM's options.json; raises `ConfigError` or `OptionsError`."""
     check_ranges(cfg, TrainConfig)
+    check_corpus_options(cfg.data)
     elmo = cfg.get("elmo")
     if elmo is not None:
         if not elmo.path and not (elmo.options_file and elmo.weight_file):
@@ -285,6 +291,16 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(
             f"trainer.num_threads={cfg.trainer.num_threads}: expected a positive number or auto"
         )
+
+
+def check_corpus_options(data: DictConfig) -> None:
+    """Refuse a ``data.options`` key that the corpus's source does not take, naming the key and
+    the corpus (`ner.data.corpora.corpus_source`), before any data loads."""
+    options = configured_options(OmegaConf.to_container(data, resolve=True))
+    try:
+        corpus_source(data.name, **options)
+    except InputError as error:
+        raise ConfigError(f"data.options.{error}") from None
 
 
 def check_adaptation(elmo: DictConfig) -> None:

@@ -27,6 +27,7 @@ from ner.common.batching import length_batches
 from ner.common.checkpoints import load_checkpoint, save_checkpoint
 from ner.common.errors import NerError
 from ner.common.memory import release_free_memory
+from ner.common.threads import cpu_threads, pick_device
 from ner.tagger.batch import TaggerBatch
 from ner.tagger.dataset import Example
 from ner.tagger.model import TaggerModel
@@ -37,7 +38,6 @@ from ner.training.unknown_words import SingletonReplacement
 
 logger = logging.getLogger(__name__)
 
-CPU = torch.device("cpu")
 # The dev scores logged per epoch for each selection metric (W&B keys ``dev/<name>``).
 DEV_METRICS = {"f1": ("f1", "precision", "recall"), "accuracy": ("accuracy",)}
 METRIC_NAMES = {"f1": "F1", "accuracy": "accuracy"}
@@ -69,59 +69,95 @@ class TrainingDiverged(NerError, ArithmeticError):
 class Trainer:
     """Trains a `TaggerModel` on examples, selecting the epoch with the best dev F1.
 
-    make_batch: examples → `TaggerBatch` (adds ELMo layers); evaluate_dev: model → dev scores
-    with the `metric` key; extra_state: plain values stored with each checkpoint (model config,
-    vocabularies) so that a checkpoint alone rebuilds the model; unknown_words: replaces
-    singleton words by the unknown id in training batches (None: no replacement);
-    metric: the dev score that selects the best epoch and drives early stopping, ``f1`` or
-    ``accuracy`` (per-token labels); max_batch_tokens: a batch with more padded positions
-    (rows × longest sentence) runs forward and backward in row chunks below it before its one
-    optimizer step (None: always one pass);
+    Built from the ``trainer`` config node (a Hydra partial of these arguments; the defaults
+    written here are the config's) with the run's other settings, before the model: it sets
+    torch's CPU threads and picks the device the run computes on. `setup` then hands it the
+    model, `fit` trains it.
+
+    # Parameters
+    optimizer: builds the optimizer from the trainable parameters (``trainer.optimizer``).
+    scheduler: builds the learning-rate schedule from the optimizer (None: a constant rate).
+    max_epochs: the most epochs to train.
+    patience: stop after this many epochs without a better dev score (None: never).
     eval_every: score dev after every this many epochs (and after the last), so that tiny
-    training sets can run many short epochs without paying for a dev pass after each.
+        training sets can run many short epochs without paying for a dev pass after each.
+    grad_norm: clip the global gradient norm to this (None: no clipping).
+    max_batch_tokens: a batch with more padded positions (rows × longest sentence) runs forward
+        and backward in row chunks below it before its one optimizer step (None: one pass).
+    eval_batch_size: sentences per batch when the run scores dev and test.
+    device: ``auto`` (CUDA when available), ``cpu``, ``cuda`` or ``cuda:N``.
+    num_threads: torch CPU threads, a number or ``auto`` (`ner.common.threads.cpu_threads`).
+    run_dir: checkpoints go to its ``checkpoints/``.
+    batch_size: sentences per training batch.
+    mix_l2: the penalty on the ELMo mix's pre-softmax weights (0: none).
+    anchor_weight: the weight of `TaggerModel.anchor_penalty` (0: none).
+    seed: the batch order's and the unknown-word draws' seed.
+    run_logger: the experiment logger (None: none).
+    progress: tqdm bars.
     """
 
     def __init__(
         self,
-        model: TaggerModel,
-        optimizer: torch.optim.Optimizer,
-        scheduler: Any | None = None,
         *,
-        run_dir: Path,
-        max_epochs: int,
-        batch_size: int,
-        patience: int | None = None,
+        optimizer: Callable[[list[torch.nn.Parameter]], torch.optim.Optimizer],
+        scheduler: Callable[[torch.optim.Optimizer], Any] | None = None,
+        max_epochs: int = 75,
+        patience: int | None = 25,
         eval_every: int = 1,
-        grad_norm: float | None = None,
-        max_batch_tokens: int | None = None,
+        grad_norm: float | None = 5.0,
+        max_batch_tokens: int | None = 4096,
+        eval_batch_size: int = 256,
+        device: str = "auto",
+        num_threads: int | str = "auto",
+        run_dir: Path,
+        batch_size: int,
         mix_l2: float = 0.0,
         anchor_weight: float = 0.0,
         seed: int = 1,
-        unknown_words: SingletonReplacement | None = None,
         run_logger: NullLogger | None = None,
-        extra_state: dict[str, Any] | None = None,
-        device: torch.device = CPU,
         progress: bool = True,
-        metric: str = "f1",
     ) -> None:
-        if metric not in DEV_METRICS:
-            raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(DEV_METRICS)}")
-        self.metric = metric
-        self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
+        self.make_optimizer, self.make_scheduler = optimizer, scheduler
         self.checkpoints = Path(run_dir) / "checkpoints"
         self.max_epochs, self.patience, self.grad_norm = max_epochs, patience, grad_norm
         self.mix_l2, self.batch_size, self.seed = mix_l2, batch_size, seed
-        self.anchor_weight = anchor_weight
+        self.anchor_weight, self.eval_batch_size = anchor_weight, eval_batch_size
         self.max_batch_tokens, self.eval_every = max_batch_tokens, eval_every
-        self.unknown_words = unknown_words
         self.run_logger = run_logger if run_logger is not None else NullLogger()
-        self.extra_state = extra_state if extra_state is not None else {}
-        self.device, self.progress = device, progress
+        self.device, self.progress = pick_device(str(device)), progress
+        torch.set_num_threads(cpu_threads(num_threads))
         self.state = LoopState()
         self.stop = StopRequest()
 
+    def setup(
+        self,
+        model: TaggerModel,
+        *,
+        metric: str = "f1",
+        unknown_words: SingletonReplacement | None = None,
+        extra_state: dict[str, Any] | None = None,
+    ) -> None:
+        """Take the model to train: onto the device, with its optimizer and schedule.
+
+        # Parameters
+        model: the initialised model.
+        metric: the dev score that selects the best epoch and drives early stopping, ``f1``
+            or ``accuracy`` (per-token labels).
+        unknown_words: replaces singleton words by the unknown id in training batches (None:
+            no replacement).
+        extra_state: plain values stored with each checkpoint (model config, vocabularies) so
+            that a checkpoint alone rebuilds the model.
+        """
+        if metric not in DEV_METRICS:
+            raise ValueError(f"unknown metric {metric!r}; expected one of {sorted(DEV_METRICS)}")
+        self.metric, self.unknown_words = metric, unknown_words
+        self.extra_state = extra_state if extra_state is not None else {}
+        self.model = model.to(self.device)
+        self.optimizer = self.make_optimizer([p for p in model.parameters() if p.requires_grad])
+        self.scheduler = self.make_scheduler(self.optimizer) if self.make_scheduler else None
+
     def resume(self) -> None:
-        """Continue from ``last.pt`` of the run dir."""
+        """Continue from ``last.pt`` of the run dir (after `setup`)."""
         saved = load_checkpoint(self.checkpoints / "last.pt")
         self.model.load_state_dict(saved["model"])
         self.optimizer.load_state_dict(saved["optimizer"])

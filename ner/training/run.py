@@ -27,7 +27,6 @@ from ner.common.files import write_json, write_text
 from ner.common.memory import release_free_memory
 from ner.common.paths import checkout_root
 from ner.common.schema import ConfigError
-from ner.common.threads import cpu_threads, pick_device
 from ner.data.labels import TOKENS
 from ner.embeddings.pretrained import PretrainedWords, load_pretrained_words
 from ner.features.elmo import ElmoFeatures
@@ -324,39 +323,33 @@ def unknown_word_replacement(cfg: DictConfig, prepared: Prepared) -> SingletonRe
     )
 
 
-def build_trainer(
+def make_trainer(cfg: DictConfig, run_dir: Path, run_logger: NullLogger) -> Trainer:
+    """The training loop of the ``trainer`` node (`Trainer`'s arguments, a Hydra partial) with
+    what the run's other groups give it; it sets the CPU threads and picks the device."""
+    make = instantiate(cfg.trainer)
+    return make(
+        run_dir=run_dir,
+        batch_size=cfg.data.batch_size,
+        mix_l2=cfg.elmo.mix.l2 if cfg.elmo else 0.0,
+        anchor_weight=anchor_weight(cfg),
+        seed=cfg.seed,
+        run_logger=run_logger,
+        progress=bool(cfg.progress),
+    )
+
+
+def setup_trainer(
+    trainer: Trainer,
     cfg: DictConfig,
     model: TaggerModel,
     config: dict[str, Any],
     prepared: Prepared,
-    run_dir: Path,
-    run_logger: NullLogger,
-    device: torch.device,
-) -> Trainer:
-    """The model on its device, its optimizer and schedule (Hydra ``_target_``), and the training
-    loop around them, with what each checkpoint must hold to rebuild the model."""
-    model.to(device)
-    optimizer = instantiate(cfg.trainer.optimizer)(
-        [p for p in model.parameters() if p.requires_grad]
-    )
-    schedule = cfg.trainer.get("scheduler")
-    scheduler = instantiate(schedule)(optimizer) if schedule else None
-    return Trainer(
+) -> None:
+    """Hand `trainer` the model, with what each checkpoint must hold to rebuild it."""
+    trainer.setup(
         model,
-        optimizer,
-        scheduler,
-        run_dir=run_dir,
-        max_epochs=cfg.trainer.max_epochs,
-        patience=cfg.trainer.patience,
-        eval_every=cfg.trainer.eval_every,
-        grad_norm=cfg.trainer.grad_norm,
-        max_batch_tokens=cfg.trainer.max_batch_tokens,
-        mix_l2=cfg.elmo.mix.l2 if prepared.elmo else 0.0,
-        anchor_weight=anchor_weight(cfg),
+        metric=prepared.metric,
         unknown_words=unknown_word_replacement(cfg, prepared),
-        batch_size=cfg.data.batch_size,
-        seed=cfg.seed,
-        run_logger=run_logger,
         extra_state={
             "model_config": config,
             CHECKPOINT_VOCABULARIES: prepared.vocabularies.to_json(),
@@ -364,9 +357,6 @@ def build_trainer(
             # An adapted biLM lives in the data folder's cache: ner-evaluate reads it from here.
             **({"bilm": asdict(prepared.bilm)} if prepared.adaptation else {}),
         },
-        device=device,
-        progress=bool(cfg.progress),
-        metric=prepared.metric,
     )
 
 
@@ -375,7 +365,7 @@ def dev_scorer(
     prepared: Prepared,
     encoded: dict[str, EncodedSplit],
     cfg: DictConfig,
-    device: torch.device,
+    trainer: Trainer,
 ) -> Callable[[TaggerModel], dict[str, Any]]:
     """Scores dev after an epoch, on the cached biLM layers: F1 or accuracy selects the epoch."""
     validation = encoded["validation"]
@@ -388,8 +378,8 @@ def dev_scorer(
             validation.make_batch,
             corpus_scheme=prepared.corpus.scheme,
             model_scheme=prepared.model_scheme,
-            batch_size=cfg.trainer.eval_batch_size,
-            device=device,
+            batch_size=trainer.eval_batch_size,
+            device=trainer.device,
             progress=bool(cfg.progress),
         )
 
@@ -397,21 +387,25 @@ def dev_scorer(
 
 
 def evaluate_best_epoch(
-    cfg: DictConfig, model: TaggerModel, prepared: Prepared, run_dir: Path, device: torch.device
+    cfg: DictConfig, model: TaggerModel, prepared: Prepared, run_dir: Path, trainer: Trainer
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The best epoch's model (``best.pt``) scored on dev and test as ner-predict and
     ner-evaluate run it (a `Tagger`), writing the predictions; returns the dev and test scores."""
     model.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "best.pt")["model"])
     corpus = prepared.corpus
     tagger = Tagger(
-        model, prepared.vocabularies, prepared.bilm, device=device, corpus_scheme=corpus.scheme
+        model,
+        prepared.vocabularies,
+        prepared.bilm,
+        device=trainer.device,
+        corpus_scheme=corpus.scheme,
     )
     dev, test = (
         score_split(
             tagger,
             corpus.splits[name],
             corpus.scheme,
-            batch_size=cfg.trainer.eval_batch_size,
+            batch_size=trainer.eval_batch_size,
             predictions_file=run_dir / f"predictions_{short}.txt",
         )
         for name, short in (("validation", "dev"), ("test", "test"))
@@ -492,24 +486,23 @@ def fit_and_evaluate(
     """Build data, features and model from `cfg`, train, and score the best epoch."""
     started = time.perf_counter()
     commit = git_commit()  # the code that runs, before anyone can commit during a long run
-    device = pick_device(cfg.trainer.device)
-    torch.set_num_threads(cpu_threads(cfg.trainer.num_threads))
-    prepared = prepare_data(cfg, device)
+    trainer = make_trainer(cfg, run_dir, run_logger)  # sets the threads, picks the device
+    prepared = prepare_data(cfg, trainer.device)
     prepared_at = time.perf_counter()
     encoded = encode_splits(prepared)
     features_at = time.perf_counter()
     model, config = build_model(cfg, prepared, resuming)
-    trainer = build_trainer(cfg, model, config, prepared, run_dir, run_logger, device)
+    setup_trainer(trainer, cfg, model, config, prepared)
     if resuming:
         trainer.resume()
     train_split = encoded["train"]
     state = trainer.fit(
         train_split.examples,
         train_split.make_batch,
-        dev_scorer(model, prepared, encoded, cfg, device),
+        dev_scorer(model, prepared, encoded, cfg, trainer),
     )
     evaluated_at = time.perf_counter()
-    dev, test = evaluate_best_epoch(cfg, model, prepared, run_dir, device)
+    dev, test = evaluate_best_epoch(cfg, model, prepared, run_dir, trainer)
     times = {
         "prepare_data": prepared_at - started,
         "elmo_features": features_at - prepared_at,

@@ -33,6 +33,26 @@ def test_the_shipped_recipe_composes_and_validates():
     assert cfg.model.lstm.projection_dim == 128
 
 
+def test_the_config_is_in_groups_and_logs_offline_by_default_as_ner_train(tmp_path):
+    cfg = compose_pretrain()
+    assert (cfg.wandb.mode, cfg.wandb.project) == ("offline", None)
+    assert compose_pretrain("wandb=online").wandb.mode == "online"
+    mine = tmp_path / "my_conf" / "corpus"
+    mine.mkdir(parents=True)
+    (mine / "mine.yaml").write_text("sources: [my_text.txt]\nheldout_per_mille: 20\n")
+    search = f"hydra.searchpath=[file://{mine.parent}]"
+    result = subprocess.run(
+        [sys.executable, "-m", "ner.cli.pretrain", search, "corpus=mine", "--cfg", "job"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "- my_text.txt\n  heldout_per_mille: 20\n  max_sentence_tokens: 400" in result.stdout
+    assert "reuters" not in result.stdout and "projection_dim: 128" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [

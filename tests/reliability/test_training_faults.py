@@ -44,13 +44,18 @@ def make_trainer(run_dir, epochs: int = 3):
         )  # fmt: skip
 
     trainer = Trainer(
-        model,
-        torch.optim.Adam(model.parameters(), lr=0.05),
+        optimizer=lambda parameters: torch.optim.Adam(parameters, lr=0.05),
         run_dir=run_dir,
         max_epochs=epochs,
+        patience=None,
+        grad_norm=None,
+        max_batch_tokens=None,
         batch_size=4,
+        device="cpu",
+        num_threads=1,
         progress=False,
     )
+    trainer.setup(model)
     return trainer, examples, evaluate
 
 

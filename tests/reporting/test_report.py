@@ -222,6 +222,9 @@ def test_unused_or_check_only_biLM_settings_are_not_a_difference(study, tmp_path
     cfg["elmo"] = {**cfg["elmo"], "expected": {"options_file": "o.json"}}  # a check, not an input
     mix = {"layers": [0, 1, 2], "weights": [0.2, 0.3, 0.5], "gamma": 1.5}
     write_run(study / "elmo" / "seed3", 3, 95.0, 92.0, cfg, mix)
+    cfg = config()  # a run of this version builds its trainer by _target_, earlier ones did not
+    cfg["trainer"] = {**cfg["trainer"], "_target_": "ner.training.loop.Trainer", "_partial_": True}
+    write_run(study / "glove" / "10", 5, 95.0, 91.0, cfg)
     main([str(study), "--out", str(tmp_path / "r"), "--no-plots"])
     assert json.loads((tmp_path / "r" / "report.json").read_text())["warnings"] == []
 

@@ -232,8 +232,14 @@ def ner_train(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Comp
         (["-m", "seed=1,2"], "trainer.max_epochs=-1", "trainer.max_epochs=-1: expected a number"),
         ([], "data.train_fraction=1.5", "data.train_fraction=1.5: expected a number > 0.0"),
         ([], "elmo.mix.fixed_weights=[0.5,0.5]", "elmo.mix.fixed_weights=[0.5, 0.5]: expected 3"),
+        (
+            [],
+            "data.options.encoding=latin-1",
+            "data.options.encoding='latin-1': conll2003 is a named corpus (its files have a fixed "
+            "format); it does not take it",
+        ),
     ],
-    ids=["run", "multirun", "train_fraction", "fixed_weights"],
+    ids=["run", "multirun", "train_fraction", "fixed_weights", "corpus_option"],
 )
 def test_a_bad_value_stops_ner_train_before_any_data_loads(tmp_path, sweep, override, message):
     data = tmp_path / "data"
@@ -284,7 +290,8 @@ def test_a_users_config_folder_joins_through_the_search_path(tmp_path):
             ["embeddings.char.dim=8", "elmo.mix.layers=[0,2]", "elmo.dropout=0.25"],
             {"char_dim": 8, "elmo_mix_layers": [0, 2], "elmo_dropout": 0.25},
         ),
-        (["embeddings=char", "elmo=none"], {"word_trainable": False, "elmo_layer_norm": False}),
+        # without the input: the constructor's defaults (unused)
+        (["embeddings=char", "elmo=none"], {"word_trainable": True, "elmo_layer_norm": False}),
     ],
 )
 def test_the_model_node_is_the_constructors_arguments(overrides, expected):

@@ -31,7 +31,6 @@ def make_trainer(
         word_dim=8,
         hidden_size=8,
     )
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     examples = [
         vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
     ]
@@ -50,18 +49,19 @@ def make_trainer(
         )
 
     trainer = Trainer(
-        model,
-        optimizer,
-        scheduler(optimizer) if scheduler else None,
+        optimizer=lambda parameters: torch.optim.Adam(parameters, lr=lr),
+        scheduler=scheduler,
         run_dir=tmp_path,
         max_epochs=epochs,
         patience=patience,
         eval_every=eval_every,
         grad_norm=5.0,
         batch_size=4,
-        extra_state={"model_config": model.config},
+        device="cpu",
+        num_threads=1,
         progress=False,
     )
+    trainer.setup(model, extra_state={"model_config": model.config})
     return trainer, examples, evaluate
 
 
@@ -154,14 +154,16 @@ def test_logged_loss_is_the_crf_loss_without_the_mix_penalty(tmp_path):
         return collate(batch, elmo=lambda indices: layers[indices][:, :, :length])
 
     trainer = Trainer(
-        model,
-        torch.optim.SGD(model.parameters(), lr=0.0),
+        optimizer=lambda parameters: torch.optim.SGD(parameters, lr=0.0),
         run_dir=tmp_path,
         max_epochs=1,
         mix_l2=10.0,
         batch_size=4,
+        device="cpu",
+        num_threads=1,
         progress=False,
     )
+    trainer.setup(model)
     state = trainer.fit(examples, make_batch, lambda m: {"f1": 0.0, "precision": 0, "recall": 0})
     with torch.no_grad():
         crf_loss = sum(float(model(make_batch([e]))["loss"]) for e in examples)
@@ -204,15 +206,17 @@ def test_the_model_regularization_gives_the_step_the_loop_gave(tmp_path):
     before = [p.grad.clone() for p in model.parameters() if p.grad is not None]
     model.zero_grad(set_to_none=True)
     trainer = Trainer(
-        model,
-        torch.optim.SGD(model.parameters(), lr=0.0),
+        optimizer=lambda parameters: torch.optim.SGD(parameters, lr=0.0),
         run_dir=tmp_path,
         max_epochs=1,
         batch_size=len(examples),
         mix_l2=10.0,
         anchor_weight=0.5,
+        device="cpu",
+        num_threads=1,
         progress=False,
     )
+    trainer.setup(model)
     assert trainer._accumulate_gradients(batch, 1) == float(loss.detach())
     after = [p.grad for p in model.parameters() if p.grad is not None]
     assert len(after) == len(before) and all(
@@ -249,16 +253,18 @@ def one_step(
         vocabularies.encode(i, t, g) for i, (t, g) in enumerate(zip(TOKENS, TAGS, strict=True))
     ]
     trainer = Trainer(
-        model,
-        torch.optim.SGD(model.parameters(), lr=0.1),
+        optimizer=lambda parameters: torch.optim.SGD(parameters, lr=0.1),
         run_dir=tmp_path,
         max_epochs=1,
         batch_size=len(examples),
         grad_norm=1.0,  # clipping must see the whole batch's gradient, not a chunk's
         max_batch_tokens=max_batch_tokens,
         mix_l2=10.0,  # added once per batch, not once per chunk
+        device="cpu",
+        num_threads=1,
         progress=False,
     )
+    trainer.setup(model)
 
     def make_batch(batch):
         length = max(len(e.words) for e in batch)
