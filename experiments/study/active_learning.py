@@ -36,8 +36,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from learning_curve import budget
-from sweep import launch, log, run_state, run_sweep
+from ner.reporting.learning_curve import budget
+from ner.training.sweep import launch, log, run_state, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS_DIR = ROOT / "outputs" / "active_learning"
