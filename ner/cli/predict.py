@@ -15,18 +15,16 @@ import argparse
 import contextlib
 import sys
 import time
-from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
-from ner.cli.predict_options import LOAD_OPTIONS, check_rank_options, parser, tag_options
+from ner.cli.predict_options import LOAD_OPTIONS, parser, tag_options
+from ner.cli.rank_options import check_rank_options, rank
 from ner.common.errors import InputError, NerError, report_user_error
 from ner.common.files import open_input, open_output, write_json
 from ner.corpus.inputs import discover, open_decompressed
 from ner.corpus.run import CorpusRun, tag_corpus
-from ner.data.tag_input import Line, read_lines
-from ner.model.ranking import ranked, score_lines, write_ranked
-from ner.model.tag_files import KeptResults, Warn
+from ner.data.tag_input import read_lines
+from ner.model.tag_files import KeptResults
 from ner.model.tagger import Tagger
 
 
@@ -55,26 +53,6 @@ def run_corpus(args: argparse.Namespace) -> int:
     if failed:
         print(f"ner-predict: {len(failed)} inputs failed: {'; '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
-
-
-def rank(
-    args: argparse.Namespace, tagger: Tagger, lines: Iterable[Line], out: IO[str], warn: Warn
-) -> int:
-    """Write the lines most doubtful first (`ner.model.ranking`); returns the lines skipped."""
-    scored, skipped = score_lines(
-        tagger,
-        lines,
-        input_format=args.input_format,
-        batch_size=args.batch_size,
-        chunk_lines=args.chunk_lines,
-        text_field=args.text_field,
-        warn=warn,
-    )
-    written = write_ranked(out, ranked(scored, args.budget, args.distinct))
-    print(
-        f"ner-predict: ranked {len(scored)} lines by {args.rank}, wrote {written}", file=sys.stderr
-    )
-    return skipped
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,10 +4,9 @@
 import argparse
 
 from ner.cli.options import add_model_options, encoding_name, positive_int
-from ner.common.errors import InputError
+from ner.cli.rank_options import add_rank_options
 from ner.corpus.workers import TagOptions
 from ner.data.tokenize import TOKENIZERS
-from ner.model.ranking import RANK_INPUT_FORMATS, RANKINGS
 from ner.model.tag_files import INPUT_FORMATS, OUTPUT_FORMATS
 
 LOAD_OPTIONS = ("device", "allow_download", "max_length", "tag_scheme", "tokenizer", "precision")
@@ -61,45 +60,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scores", help="write the scores of gold-tagged CoNLL input to this JSON file")
     add_rank_options(p)
     return p
-
-
-def add_rank_options(p: argparse.ArgumentParser) -> None:
-    """``--rank``, ``--budget``, ``--distinct``: what to label next (`ner.model.ranking`)."""
-    p.add_argument(
-        "--rank",
-        choices=RANKINGS,
-        help="write the input lines most doubtful first, each with its score: uncertainty = 1 - "
-        "the probability of the model's least sure entity or outside token (jsonl output; text, "
-        "tokens or jsonl input)",
-    )
-    p.add_argument(
-        "--budget", type=positive_int, help="with --rank: keep only the N most doubtful lines"
-    )
-    p.add_argument(
-        "--distinct",
-        action="store_true",
-        help="with --rank: pass over a line whose tokens (lowercased, digits as 0) repeat a line "
-        "ranked higher",
-    )
-
-
-def check_rank_options(args: argparse.Namespace) -> None:
-    """Refuse `--budget` or `--distinct` without `--rank`, and `--rank` with what it cannot do."""
-    if args.rank is None:
-        if args.budget is not None or args.distinct:
-            raise InputError("--budget and --distinct go with --rank")
-        return
-    if args.output_dir or args.scores:
-        raise InputError("--rank writes one ranked file: no --output-dir or --scores")
-    if args.input_format not in RANK_INPUT_FORMATS:
-        raise InputError(
-            f"--rank takes {', '.join(RANK_INPUT_FORMATS)} input, not --input-format "
-            f"{args.input_format}"
-        )
-    if args.format != "jsonl":
-        raise InputError(
-            f"--rank writes jsonl (each record with its score), not --format {args.format}"
-        )
 
 
 def add_corpus_options(p: argparse.ArgumentParser) -> None:
