@@ -149,7 +149,10 @@ def test_the_installed_console_scripts_work_from_an_empty_folder(installed):
     assert Path(data) == installed["root"] / "cache" / "ner-elmo"
 
     help_text = run(installed, "ner-train", "--help").stdout
-    assert "elmo: fixture, medium, none" in help_text and "data.options.holdout=0.1" in help_text
+    assert (
+        "elmo: efml_de, efml_es, efml_fr, efml_nl, fixture, folder, medium, none" in help_text
+        and "data.options.holdout=0.1" in help_text
+    )
     assert "pretrain" not in help_text.split("Most used")[0]
     composed = run(installed, "ner-train", "--cfg", "job", "--resolve").stdout
     shipped = [line.split(": ", 1)[1] for line in composed.splitlines() if "weight_file:" in line]
