@@ -6,18 +6,20 @@ on raw-text corpora of the given sizes.
         --rounds 2 --out experiments/results/bench/corpus.json
 
 The corpus is CoNLL-2003's sentences (train, dev, test; tokens joined by spaces), one per line,
-cycled until the file has the size asked for (with ``--real-every N``, every N-th line; the
-others are blank; with ``--repeat``, the larger files repeat the smallest, so that a memory run
-tags the same text once and a hundred times:
+cycled until the file has the size asked for (with ``--real-every N``, every N-th line, the
+others 999 spaces; one N for every size or one per size). With ``--repeat`` the larger files
+cycle the smallest file's lines instead, so that a memory run tags the same sentences from a
+small file and from one a hundred times its size:
 
-    .venv/bin/python experiments/bench/tag_corpus.py --megabytes 2 200 --real-every 20 \\
-        --repeat --jobs 1 --rounds 1 --out experiments/results/bench/corpus_memory.json
+    .venv/bin/python experiments/bench/tag_corpus.py --megabytes 2 200 --real-every 1 8 \\
+        --repeat --jobs 1 2 --rounds 1 --out experiments/results/bench/corpus_memory.json
 
-). Each measurement is a fresh ``ner-predict`` process into an empty output folder, with
-``--threads 1 --quiet``; its tokens/s are the closing summary line's (wall time of the run,
-model loads included), its memory the largest VmHWM of the driver and of any worker, read every
-0.2 s while it runs. The set-ups take turns round by round, and the ``--jobs`` ratios are per
-round.
+(2 MB: 26,206 sentences; 200 MB: those lines and the first 2,057 again, each followed by seven
+filler lines, so that it is tagged in minutes). Each measurement is a fresh ``ner-predict``
+process into an empty output folder, with ``--threads 1 --quiet``; its tokens/s are the closing
+summary line's (wall time of the run, model loads included), its memory the largest VmHWM of
+the driver and of any worker, read every 0.2 s while it runs. The set-ups take turns round by
+round, and the ``--jobs`` ratios are per round.
 """
 
 from __future__ import annotations
@@ -38,18 +40,18 @@ SUMMARY = re.compile(r"([\d,]+) tokens, .* in ([\d,.]+) s \(([\d,]+) tokens/s\)"
 def make_corpus(
     path: Path, megabytes: float, real_every: int = 1, base: Path | None = None
 ) -> Path:
-    """A raw-text file of about `megabytes` MB: CoNLL-2003 sentences, one per line, cycled, or
-    the lines of the file `base` cycled; with `real_every` N > 1 only every N-th line is a
-    sentence, the others 999 spaces (lines that cost the tagger almost nothing, so that a file of
-    hundreds of MB is tagged in minutes)."""
+    """A raw-text file of about `megabytes` MB: CoNLL-2003 sentences, one per line, cycled (or
+    the lines of the file `base`); with `real_every` N > 1 only every N-th line is one of them,
+    the others 999 spaces (lines that cost the tagger almost nothing, so that a file of hundreds
+    of MB is tagged in minutes)."""
     if path.exists() and abs(path.stat().st_size / 1e6 - megabytes) < 0.01 * megabytes + 0.01:
         return path
     if base is not None:
-        lines = cycle(base.read_text(encoding="utf-8").splitlines())
+        sentences = cycle(base.read_text(encoding="utf-8").splitlines())
     else:
         splits = corpus_sentences("conll2003")
         sentences = cycle([" ".join(s) for split in splits.values() for s in split["tokens"]])
-        lines = (next(sentences) if n % real_every == 0 else " " * 999 for n in count())
+    lines = (next(sentences) if n % real_every == 0 else " " * 999 for n in count())
     written, target = 0, int(megabytes * 1e6)
     with open(path, "w", encoding="utf-8") as out:
         for line in lines:
@@ -108,7 +110,11 @@ def main() -> None:
     p.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument(
-        "--real-every", type=int, default=1, help="only every N-th line a sentence (memory runs)"
+        "--real-every",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="only every N-th line a sentence (memory runs); one N, or one per --megabytes",
     )
     p.add_argument(
         "--repeat", action="store_true", help="larger corpora repeat the smallest (memory runs)"
@@ -116,11 +122,19 @@ def main() -> None:
     p.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
     p.add_argument("--out", type=Path, help="write the record (JSON) here")
     args = p.parse_args()
+    sizes = sorted(args.megabytes)
+    real_every = dict(
+        zip(
+            sizes,
+            args.real_every * len(sizes) if len(args.real_every) == 1 else args.real_every,
+            strict=True,
+        )
+    )
     corpora: dict[float, Path] = {}
-    for size in sorted(args.megabytes):  # larger corpora repeat the smallest one
-        path = args.workdir / f"corpus-{size:g}MB-{args.real_every}.txt"
+    for size in sizes:  # larger corpora repeat the smallest one
         base = next(iter(corpora.values()), None) if args.repeat else None
-        corpora[size] = make_corpus(path, size, args.real_every, base)
+        name = f"corpus-{size:g}MB-{real_every[size]}{'-repeat' if base else ''}.txt"
+        corpora[size] = make_corpus(args.workdir / name, size, real_every[size], base)
     setups = {f"{size:g}MB jobs={jobs}": (size, jobs) for size in corpora for jobs in args.jobs}
     measured = alternate(
         list(setups),
