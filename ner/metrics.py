@@ -43,24 +43,63 @@ def _scores(true_positives: int, predicted: int, gold: int) -> dict[str, float]:
     return {"precision": precision, "recall": recall, "f1-score": f1, "support": gold}
 
 
-def _conlleval_report(gold: list[list[str]], predicted: list[list[str]]) -> dict:
-    """What seqeval's ``classification_report(gold, predicted, output_dict=True,
-    zero_division=0)`` returns for its per-type and micro-average rows, with the chunks read
-    once per side (the report reads them ten times, which dominated scoring dev each epoch).
-    The sentences are read end to end with an ``O`` after each, as seqeval reads them."""
-    chunks: tuple[dict[str, set], dict[str, set]] = (defaultdict(set), defaultdict(set))
-    for found, sentences in zip(chunks, (gold, predicted), strict=True):
-        flat = [tag for sentence in sentences for tag in (*sentence, "O")]
-        for type_name, start, end in conlleval_chunks(flat):
-            found[type_name].add((start, end))
-    true, pred = chunks
-    counts = {
-        name: (len(true[name] & pred[name]), len(pred[name]), len(true[name]))
-        for name in sorted(set(true) | set(pred))
+def _checked(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> None:
+    """ValueError unless `gold` and `predicted` have as many sentences, each as many tags."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted ones")
+    for index, (g, p) in enumerate(zip(gold, predicted, strict=True)):
+        if len(g) != len(p):
+            raise ValueError(f"sentence {index}: {len(g)} gold tags but {len(p)} predicted ones")
+
+
+def _conlleval_chunks(sentences: Sequence[Sequence[str]]) -> dict[str, set]:
+    """Each type's chunks, read once as seqeval's default mode reads them: the sentences end to
+    end with an ``O`` after each (so no chunk crosses a sentence's end)."""
+    found: dict[str, set] = defaultdict(set)
+    flat = [tag for sentence in sentences for tag in (*sentence, "O")]
+    for type_name, start, end in conlleval_chunks(flat):
+        found[type_name].add((start, end))
+    return found
+
+
+def span_counts(
+    gold: Sequence[Sequence[str]],
+    predicted: Sequence[Sequence[str]],
+    *,
+    strict: bool = False,
+    scheme: str | None = None,
+) -> dict[str, list[int]]:
+    """Each entity type's [true positives, predicted, gold] chunks, as seqeval's
+    ``classification_report`` counts them (default mode: conlleval's reading; `strict`: chunks
+    well formed in `scheme`). Chunks lie within a sentence, so the counts of parts of a corpus
+    add up to the whole's."""
+    _checked(gold, predicted)
+    if strict and scheme not in SEQEVAL_SCHEMES:
+        raise ValueError(f"strict mode needs a scheme in {sorted(SEQEVAL_SCHEMES)}, got {scheme!r}")
+    if strict:
+        from seqeval.scheme import Entities
+
+        true_entities, pred_entities = (
+            Entities([list(s) for s in side], SEQEVAL_SCHEMES[scheme]) for side in (gold, predicted)
+        )
+        names = true_entities.unique_tags | pred_entities.unique_tags
+        true = defaultdict(set, {name: true_entities.filter(name) for name in names})
+        pred = defaultdict(set, {name: pred_entities.filter(name) for name in names})
+    else:
+        true, pred = _conlleval_chunks(gold), _conlleval_chunks(predicted)
+    names = sorted(set(true) | set(pred))
+    return {
+        name: [len(true[name] & pred[name]), len(pred[name]), len(true[name])] for name in names
     }
-    rows = {name: _scores(*count) for name, count in counts.items()}
-    rows["micro avg"] = _scores(*(sum(count[i] for count in counts.values()) for i in range(3)))
-    return rows
+
+
+def counted_span_scores(counts: dict[str, list[int]]) -> dict:
+    """`span_scores`'s figures from `span_counts` (of a whole corpus, or summed over its parts)."""
+    total = _scores(*(sum(count[i] for count in counts.values()) for i in range(3)))
+    return {
+        **_percent(total),
+        "per_type": {name: _percent(_scores(*counts[name])) for name in sorted(counts)},
+    }
 
 
 def span_scores(
@@ -75,36 +114,7 @@ def span_scores(
     Returns ``{"precision", "recall", "f1", "support", "per_type": {type: {...}}}``. With
     ``strict=True``, `scheme` ("iob1" | "iob2" | "bioes") says how chunks are formed.
     """
-    if len(gold) != len(predicted):
-        raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted ones")
-    for index, (g, p) in enumerate(zip(gold, predicted, strict=True)):
-        if len(g) != len(p):
-            raise ValueError(f"sentence {index}: {len(g)} gold tags but {len(p)} predicted ones")
-    if strict and scheme not in SEQEVAL_SCHEMES:
-        raise ValueError(f"strict mode needs a scheme in {sorted(SEQEVAL_SCHEMES)}, got {scheme!r}")
-    gold_lists = [list(g) for g in gold]
-    predicted_lists = [list(p) for p in predicted]
-    if not any(tag != "O" for sentence in gold_lists + predicted_lists for tag in sentence):
-        # seqeval has no "micro avg" row when there are no chunks at all.
-        return {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0, "per_type": {}}
-    if strict:
-        from seqeval.metrics import classification_report
-
-        report = classification_report(
-            gold_lists,
-            predicted_lists,
-            output_dict=True,
-            zero_division=0,
-            mode="strict",
-            scheme=SEQEVAL_SCHEMES[scheme],
-        )
-    else:
-        report = _conlleval_report(gold_lists, predicted_lists)
-    averages = {"micro avg", "macro avg", "weighted avg"}
-    return {
-        **_percent(report["micro avg"]),
-        "per_type": {name: _percent(row) for name, row in report.items() if name not in averages},
-    }
+    return counted_span_scores(span_counts(gold, predicted, strict=strict, scheme=scheme))
 
 
 def evaluate_tags(
@@ -116,10 +126,25 @@ def evaluate_tags(
     return scores
 
 
+def token_pairs(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> Counter:
+    """How often each (gold, predicted) label pair occurs: what `token_scores` counts, which
+    adds up over the parts of a corpus."""
+    _checked(gold, predicted)
+    pairs: Counter[tuple[str, str]] = Counter()
+    for g, p in zip(gold, predicted, strict=True):
+        pairs.update(zip(g, p, strict=True))
+    return pairs
+
+
 def token_scores(
     gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]], *, top_errors: int = 20
 ) -> dict:
-    """Token accuracy (percent) for per-token labels, with precision/recall/F1 per label and the
+    """Token accuracy (percent) for per-token labels (`counted_token_scores` of `token_pairs`)."""
+    return counted_token_scores(token_pairs(gold, predicted), top_errors=top_errors)
+
+
+def counted_token_scores(pairs: Counter, *, top_errors: int = 20) -> dict:
+    """Token accuracy (percent) from `token_pairs`, with precision/recall/F1 per label and the
     most frequent confusions.
 
     Returns ``{"accuracy", "correct", "support" (tokens), "per_label": {label: {"precision",
@@ -127,13 +152,6 @@ def token_scores(
     confusions are the `top_errors` most frequent (gold, predicted) pairs that differ, most
     frequent first (ties by label). A label's support is its gold count.
     """
-    if len(gold) != len(predicted):
-        raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted ones")
-    pairs: Counter[tuple[str, str]] = Counter()
-    for index, (g, p) in enumerate(zip(gold, predicted, strict=True)):
-        if len(g) != len(p):
-            raise ValueError(f"sentence {index}: {len(g)} gold tags but {len(p)} predicted ones")
-        pairs.update(zip(g, p, strict=True))
     total = sum(pairs.values())
     correct = sum(count for (g, p), count in pairs.items() if g == p)
     gold_counts: Counter[str] = Counter()
