@@ -167,6 +167,58 @@ def repair_tags(tags: Sequence[str], scheme: str) -> tuple[list[str], int]:
     return repaired, sum(a != b for a, b in zip(tags, repaired, strict=True))
 
 
+def _openings(tags: Sequence[str], opened: dict[str, int]) -> None:
+    """Count into `opened` the chunks of `tags` that ``B-`` and ``I-`` open, and the ``E-`` and
+    ``S-`` tags (as ``ES``)."""
+    previous_label = ""
+    for tag in tags:
+        prefix, label = split_tag(tag)
+        if prefix in "ES":
+            opened["ES"] += 1
+            return
+        if prefix in "BI" and label != previous_label:
+            opened[prefix] += 1
+        previous_label = label
+
+
+class SchemeSurvey:
+    """`guess_scheme` and `detect_scheme` reading a corpus one sequence at a time (`add`), so a
+    corpus of any size is read once in small memory: it counts how chunks open and keeps each
+    scheme's first error (after one, that scheme is no longer checked)."""
+
+    def __init__(self) -> None:
+        self.opened = {"B": 0, "I": 0, "ES": 0}
+        self.errors: dict[str, TagSchemeError] = {}
+        self.sequences = 0
+
+    def add(self, tags: Sequence[str], *, validate: bool = True) -> None:
+        if not self.opened["ES"]:
+            _openings(tags, self.opened)
+        for scheme in SCHEMES if validate else ():
+            if scheme not in self.errors:
+                try:
+                    tags_to_spans(tags, scheme)
+                except TagSchemeError as error:
+                    self.errors[scheme] = TagSchemeError(
+                        f"sequence {self.sequences}, token {error.position}: {error}",
+                        error.position,
+                    )
+        self.sequences += 1
+
+    def guess(self) -> str:
+        """See `guess_scheme`."""
+        if self.opened["ES"]:
+            return "bioes"
+        return "iob1" if self.opened["I"] > self.opened["B"] else "iob2"
+
+    def scheme(self) -> str:
+        """See `detect_scheme`."""
+        scheme = self.guess()
+        if scheme in self.errors:
+            raise self.errors[scheme]
+        return scheme
+
+
 def guess_scheme(sequences: Iterable[Sequence[str]]) -> str:
     """The scheme a corpus most likely uses, without validating it.
 
@@ -174,29 +226,18 @@ def guess_scheme(sequences: Iterable[Sequence[str]]) -> str:
     or at the start) mean IOB1 and chunks opened by ``B-`` mean IOB2; when both occur the more
     frequent wins, so the other kind shows up as the errors. No chunks at all reads as IOB2.
     """
-    opened_by = {"B": 0, "I": 0}
+    survey = SchemeSurvey()
     for tags in sequences:
-        previous_label = ""
-        for tag in tags:
-            prefix, label = split_tag(tag)
-            if prefix in "ES":
-                return "bioes"
-            if prefix in opened_by and label != previous_label:
-                opened_by[prefix] += 1
-            previous_label = label
-    return "iob1" if opened_by["I"] > opened_by["B"] else "iob2"
+        survey.add(tags, validate=False)
+        if survey.opened["ES"]:
+            break
+    return survey.guess()
 
 
 def detect_scheme(sequences: Iterable[Sequence[str]]) -> str:
     """The scheme ("iob1" | "iob2" | "bioes") of a corpus; raises `TagSchemeError` naming the
     sequence and position of the first tag that the detected scheme does not allow."""
-    sequences = [list(tags) for tags in sequences]
-    scheme = guess_scheme(sequences)
-    for index, tags in enumerate(sequences):
-        try:
-            tags_to_spans(tags, scheme)
-        except TagSchemeError as error:
-            raise TagSchemeError(
-                f"sequence {index}, token {error.position}: {error}", error.position
-            ) from None
-    return scheme
+    survey = SchemeSurvey()
+    for tags in sequences:
+        survey.add(tags)
+    return survey.scheme()
