@@ -13,41 +13,117 @@ longer than `max_length` in pieces), with its tags in the gold's scheme (detecte
 tags unless given), and the tags are scored with seqeval: the conlleval-style default and, when
 the predictions are in the gold's scheme, the strict mode, both with per-type scores. A model
 of per-token labels (part of speech) is scored by token accuracy.
+
+The scores come from counts that add up over the parts of a corpus (`ScoreCounts`), and what
+scoring needs to know before tagging (the gold's scheme) is read one sentence at a time
+(`GoldSurvey`): so a CoNLL file of any size is tagged and scored a chunk at a time, or in
+shards on several machines, with the scores of the whole.
 """
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ner.common.files import atomic_write
 from ner.data.labels import TOKENS
-from ner.data.tag_schemes import TagSchemeError, detect_scheme, guess_scheme
-from ner.metrics import evaluate_tags, span_scores, token_scores
+from ner.data.tag_schemes import SchemeSurvey, TagSchemeError, split_tag
+from ner.metrics import counted_span_scores, counted_token_scores, span_counts, token_pairs
 from ner.model.results import TaggedText
+
+
+@dataclass
+class ScoreCounts:
+    """The counts that `score_tagged`'s scores come from, which add up over the parts of a
+    corpus: so a corpus tagged a chunk at a time (or in shards, on other machines) is scored as
+    if whole. scheme: the gold's (``tokens`` for per-token labels); tag_scheme: the tags'.
+
+    sentences; entities: predicted; spans, strict: each entity type's [true positives,
+    predicted, gold] chunks (`ner.metrics.span_counts`; strict only when `tag_scheme` is the
+    gold's); tokens: per-token labels' counts, gold label → predicted label → tokens."""
+
+    scheme: str
+    tag_scheme: str
+    sentences: int = 0
+    entities: int = 0
+    spans: dict[str, list[int]] = field(default_factory=dict)
+    strict: dict[str, list[int]] = field(default_factory=dict)
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, tagged: Sequence[TaggedText], gold: Sequence[Sequence[str]]) -> None:
+        """Count tagged sentences against their `gold` tags."""
+        predicted = [result.tags for result in tagged]
+        part = ScoreCounts(self.scheme, self.tag_scheme, len(tagged))
+        if self.scheme == TOKENS:
+            for (g, p), count in token_pairs(gold, predicted).items():
+                part.tokens.setdefault(g, {})[p] = count
+        else:
+            part.spans = span_counts(gold, predicted)
+            if self.tag_scheme == self.scheme:
+                part.strict = span_counts(gold, predicted, strict=True, scheme=self.scheme)
+            part.entities = sum(len(result.entities) for result in tagged)
+        self.add_up(part)
+
+    def add_up(self, other: "ScoreCounts") -> None:
+        """Add another part's counts to these."""
+        self.sentences += other.sentences
+        self.entities += other.entities
+        for mine, theirs in ((self.spans, other.spans), (self.strict, other.strict)):
+            for name, count in theirs.items():
+                mine[name] = [a + b for a, b in zip(mine.get(name, [0, 0, 0]), count, strict=True)]
+        for g, row in other.tokens.items():
+            mine_row = self.tokens.setdefault(g, {})
+            for p, count in row.items():
+                mine_row[p] = mine_row.get(p, 0) + count
+
+    def scores(self) -> dict[str, Any]:
+        """seqeval's default scores with ``per_type`` (and ``strict`` when `tag_scheme` is the
+        gold's scheme) and ``predicted_entities``, or `ner.metrics.token_scores` for per-token
+        labels."""
+        if self.scheme == TOKENS:
+            pairs = Counter({(g, p): n for g, row in self.tokens.items() for p, n in row.items()})
+            return counted_token_scores(pairs)
+        scores = counted_span_scores(self.spans)
+        if self.tag_scheme == self.scheme:
+            scores["strict"] = counted_span_scores(self.strict)
+        scores["predicted_entities"] = self.entities
+        return scores
 
 
 @dataclass
 class Evaluation:
     """What `score_tagged` found.
 
-    tagged: one `TaggedText` per sentence (tokens, tags, entities with confidences); predicted:
-    their tags, in `tag_scheme`; scheme: the gold's scheme (``tokens`` for per-token labels);
-    scores: seqeval's default scores with ``per_type`` (and ``strict`` when `tag_scheme` is
-    the gold's scheme) and ``predicted_entities``, or `ner.metrics.token_scores` for per-token
-    labels; seconds: the time spent tagging; warnings: what the caller should tell the user."""
+    counts: what the scores come from (`ScoreCounts`: the schemes, the sentence count);
+    tagged: one `TaggedText` per sentence (tokens, tags, entities with confidences; empty when
+    they were tagged and scored a chunk at a time); seconds: the time spent tagging; warnings:
+    what the caller should tell the user. predicted: the tagged sentences' tags, in
+    `tag_scheme`; scores: `ScoreCounts.scores`."""
 
-    tagged: list[TaggedText]
-    predicted: list[list[str]]
-    scheme: str
-    tag_scheme: str
-    scores: dict[str, Any]
-    seconds: float
+    counts: ScoreCounts
+    tagged: list[TaggedText] = field(default_factory=list)
+    seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    predicted: list[list[str]] = field(init=False)
+    scores: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.predicted = [result.tags for result in self.tagged]
+        self.scores = self.counts.scores()
+
+    @property
+    def scheme(self) -> str:
+        """The gold's scheme (``tokens`` for per-token labels)."""
+        return self.counts.scheme
+
+    @property
+    def tag_scheme(self) -> str:
+        return self.counts.tag_scheme
 
     def record(self) -> dict[str, Any]:
         """The scores as ``--scores`` writes them: with the sentence count and gold scheme."""
-        record = {**self.scores, "sentences": len(self.tagged)}
+        record = {**self.scores, "sentences": self.counts.sentences}
         return record if self.scheme == TOKENS else {**record, "scheme": self.scheme}
 
     def summary(self) -> str:
@@ -64,49 +140,109 @@ class Evaluation:
                 f"{scores['f1']:.2f} (conlleval)"
                 + (f", strict F1 {scores['strict']['f1']:.2f}" if "strict" in scores else "")
             )
-        return f"{len(self.tagged)} sentences scored: {found}"
+        return f"{self.counts.sentences} sentences scored: {found}"
 
 
-def gold_scheme(gold: Sequence[Sequence[str]]) -> tuple[str, str | None]:
-    """The scheme of gold chunk tags and a warning when no scheme fits them all (then the
-    likeliest is used, and only the conlleval-style scores mean anything)."""
-    try:
-        return detect_scheme(gold), None
-    except TagSchemeError as error:
-        warning = f"the gold tags are not valid in any scheme ({error}); conlleval scores only"
-        return guess_scheme(gold), warning
+class GoldSurvey:
+    """What scoring must know of a corpus's gold tags before tagging it (the scheme to tag in),
+    read one sentence at a time (`add`), so that a corpus of any size is read in small memory:
+    the sentences with and without gold tags, the tag set, the first tag that is no chunk tag
+    (line, tag) and the chunk scheme (`ner.data.tag_schemes.SchemeSurvey`)."""
+
+    def __init__(self) -> None:
+        self.sentences = self.missing = 0
+        self.tags: set[str] = set()
+        self.not_a_tag: tuple[int, str] | None = None
+        self.chunks = SchemeSurvey()
+
+    def add(self, tags: Sequence[str] | None, first: int = 0) -> None:
+        """Read one sentence's gold `tags` (None: it has none), the first at line `first`."""
+        self.sentences += 1
+        if tags is None:
+            self.missing += 1
+            return
+        self.tags.update(tags)
+        for offset, tag in enumerate(tags if self.not_a_tag is None else ()):
+            try:
+                split_tag(tag)
+            except TagSchemeError:
+                self.not_a_tag = (first + offset, tag)
+                break
+        if self.not_a_tag is None:
+            self.chunks.add(tags)
+
+    def schemes(
+        self,
+        labels: str,
+        model_tags: Sequence[str],
+        scheme: str | None = None,
+        tag_scheme: str | None = None,
+    ) -> tuple[str, str, list[str]]:
+        """The gold's scheme (detected when None; ``tokens`` for per-token `labels`), the
+        scheme to tag in (default: the gold's) and the warnings about the gold tags for a model
+        of `model_tags`. TagSchemeError for chunk labels and a tag that is none."""
+        warnings = []
+        if labels == TOKENS:
+            scheme = tag_scheme = TOKENS
+        elif scheme is None:
+            if self.not_a_tag is not None:
+                split_tag(self.not_a_tag[1])
+            try:
+                scheme = self.chunks.scheme()
+            except TagSchemeError as error:
+                scheme = self.chunks.guess()
+                warnings.append(
+                    f"the gold tags are not valid in any scheme ({error}); conlleval scores only"
+                )
+        unknown = unknown_labels(self.tags, labels, model_tags)
+        if unknown:
+            warnings.append(f"the gold tags have types the model never predicts: {sorted(unknown)}")
+        return scheme, tag_scheme or scheme, warnings
+
+    def counts(
+        self, labels: str, model_tags: Sequence[str], tag_scheme: str | None, warn: Callable
+    ) -> ScoreCounts | None:
+        """Empty `ScoreCounts` to score a CoNLL file with, in the schemes to tag it in; None
+        when it is not scored: some sentence has no gold tags, or (chunk `labels`) its last
+        column is not chunk tags. What the user should know goes to `warn`."""
+        if self.not_a_tag is not None and labels != TOKENS:
+            line, value = self.not_a_tag
+            warn(
+                f"the last column is not NER tags (line {line}: {value!r} is not 'O' "
+                "or <prefix>-<type>); tagging without scores"
+            )
+            return None
+        if self.missing or not self.sentences:
+            if self.missing < self.sentences:
+                warn("some sentences have no gold tags, so nothing was scored")
+            return None
+        scheme, tag_scheme, warnings = self.schemes(labels, model_tags, tag_scheme=tag_scheme)
+        for warning in warnings:
+            warn(warning)
+        return ScoreCounts(scheme, tag_scheme)
 
 
-def unknown_labels(
-    gold: Sequence[Sequence[str]], labels: str, model_tags: Sequence[str]
-) -> set[str]:
-    """Gold labels (per-token) or entity types that a model of `model_tags` never predicts."""
+def unknown_labels(tags: Iterable[str], labels: str, model_tags: Sequence[str]) -> set[str]:
+    """Gold labels (per-token) or entity types among the gold `tags` that a model of
+    `model_tags` never predicts."""
     if labels == TOKENS:
-        return {tag for tags in gold for tag in tags} - set(model_tags)
-    types = {tag.split("-", 1)[-1] for tags in gold for tag in tags if tag != "O"}
+        return set(tags) - set(model_tags)
+    types = {tag.split("-", 1)[-1] for tag in tags if tag != "O"}
     return types - {tag.split("-", 1)[-1] for tag in model_tags}
 
 
 def evaluation_schemes(
-    gold: Sequence[Sequence[str]],
+    gold: Iterable[Sequence[str]],
     labels: str,
     model_tags: Sequence[str],
     scheme: str | None = None,
     tag_scheme: str | None = None,
 ) -> tuple[str, str, list[str]]:
-    """The gold's scheme (detected when None; ``tokens`` for per-token `labels`), the scheme to
-    tag in (default: the gold's) and the warnings about the gold tags for a model of
-    `model_tags`."""
-    warnings = []
-    if labels == TOKENS:
-        scheme = tag_scheme = TOKENS
-    elif scheme is None:
-        scheme, warning = gold_scheme(gold)
-        warnings += [warning] if warning else []
-    unknown = unknown_labels(gold, labels, model_tags)
-    if unknown:
-        warnings.append(f"the gold tags have types the model never predicts: {sorted(unknown)}")
-    return scheme, tag_scheme or scheme, warnings
+    """`GoldSurvey.schemes` of the gold tag sequences `gold`."""
+    survey = GoldSurvey()
+    for tags in gold:
+        survey.add(tags)
+    return survey.schemes(labels, model_tags, scheme, tag_scheme)
 
 
 def score_tagged(
@@ -120,17 +256,9 @@ def score_tagged(
     """Score tagged sentences against `gold` (one tag per token). scheme: the gold's
     (``tokens`` for per-token labels: token accuracy); tag_scheme: the tags' (the strict
     scores come only when it is the gold's); seconds, warnings: kept in the `Evaluation`."""
-    predicted = [result.tags for result in tagged]
-    if scheme == TOKENS:
-        scores = token_scores(gold, predicted)
-    else:
-        scores = (
-            evaluate_tags(gold, predicted, scheme)
-            if tag_scheme == scheme
-            else span_scores(gold, predicted)
-        )
-        scores["predicted_entities"] = sum(len(result.entities) for result in tagged)
-    return Evaluation(list(tagged), predicted, scheme, tag_scheme, scores, seconds, list(warnings))
+    counts = ScoreCounts(scheme, tag_scheme)
+    counts.add(tagged, gold)
+    return Evaluation(counts, list(tagged), seconds, list(warnings))
 
 
 def write_predictions(
