@@ -39,6 +39,22 @@ def corpus() -> list[tuple[list[str], list[str]]]:
     return [(tokens.split(), tags.split()) for tokens, tags in SENTENCES]
 
 
+def gold_conll() -> tuple[bytes, list[list[str]], list[list[str]]]:
+    """A gold-tagged CoNLL file of several chunks at two blocks a chunk: ``-DOCSTART-`` lines,
+    runs of blank lines, a block with an undecodable line and gold tags the model misses in
+    places; with its readable sentences' tokens and gold tags, in order."""
+    blocks, tokens, gold = [b"-DOCSTART- -X- O\n"], [], []
+    for index, (words, tags) in enumerate(corpus() * 2):
+        swapped = [t.replace("PER", "_").replace("LOC", "PER").replace("_", "LOC") for t in tags]
+        tags = swapped if index % 3 == 1 else tags
+        blocks.append(b"".join(f"{w} NNP {t}\n".encode() for w, t in zip(words, tags, strict=True)))
+        tokens.append(words)
+        gold.append(tags)
+        if index == 5:
+            blocks += [b"Anna NNP B-PER\nin\xff NNP O\n", b"-DOCSTART- -X- O\n\n"]
+    return b"\n".join(blocks), tokens, gold
+
+
 @contextmanager
 def one_thread() -> Iterator[None]:
     """Run torch on one thread: on this shared 2-core machine a second thread spin-waits against

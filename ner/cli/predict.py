@@ -24,7 +24,7 @@ from ner.common.files import open_input, open_output, write_json
 from ner.corpus.inputs import discover, open_decompressed
 from ner.corpus.run import CorpusRun, tag_corpus
 from ner.data.tag_input import read_lines
-from ner.model.tag_files import KeptResults
+from ner.model.tag_files import KeptResults, LinesAgain
 from ner.model.tagger import Tagger
 
 
@@ -81,7 +81,11 @@ def run(args: argparse.Namespace) -> int:
         )
         out = sys.stdout if args.output == "-" else files.enter_context(open_output(args.output))
         kept = KeptResults()
-        lines = read_lines(source, args.encoding)
+        lines = (  # CoNLL is read twice: its gold column first (`tag_and_score_conll`)
+            LinesAgain(source, args.encoding)
+            if args.input_format == "conll"
+            else read_lines(source, args.encoding)
+        )
         name = "standard input" if args.input == "-" else args.input
         if args.rank:
             skipped = rank(args, tagger, lines, out, lambda message: _warn(f"{name}: {message}"))

@@ -55,7 +55,7 @@ def parser() -> argparse.ArgumentParser:
         "--chunk-lines",
         type=positive_int,
         default=2000,
-        help="text input is tagged this many lines at a time",
+        help="input is tagged this many lines (CoNLL: sentences) at a time",
     )
     p.add_argument("--scores", help="write the scores of gold-tagged CoNLL input to this JSON file")
     add_rank_options(p)

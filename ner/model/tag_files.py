@@ -14,20 +14,33 @@ other fields carried along. The ``html`` page is built from the results themselv
 (`KeptResults`, `ner.serving.html.tagger_page`), each as the same `TaggedText.to_json` object as
 a jsonl line.
 
+Input is tagged `chunk_lines` lines at a time (CoNLL: blocks; `chunks`), so memory does not
+grow with it. CoNLL input is read twice: its gold column first (`read_gold`), to know whether
+and in which scheme to score it, then to tag it; each chunk's counts against the gold tags are
+added up (`ner.model.evaluation.ScoreCounts`) into the scores of the whole file.
+
 A line that could not be read gets an ``{"line": n, "error": ...}`` record (jsonl) and is handed
 to `warn`; the rest is tagged.
 """
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ner.common.errors import InputError
 from ner.data.labels import TOKENS
-from ner.data.tag_input import MAX_LINE_CHARS, ConllSentence, Line, read_conll, read_json_lines
-from ner.data.tag_schemes import TagSchemeError, split_tag
-from ner.model.evaluation import Evaluation
+from ner.data.tag_input import (
+    MAX_LINE_CHARS,
+    ConllSentence,
+    Line,
+    read_conll,
+    read_json_lines,
+    read_lines,
+)
+from ner.model.evaluation import Evaluation, GoldSurvey, ScoreCounts
 from ner.model.inputs import prepared_lines
 from ner.model.pre_annotations import doccano_record, label_studio_task
 from ner.model.results import TaggedText
@@ -147,11 +160,13 @@ def tag_input(
     text_field: str = "text",
     warn: Warn = lambda message: None,
     counts: TagCounts | None = None,
+    gold: GoldSurvey | None = None,
+    note: Warn | None = None,
 ) -> tuple[Evaluation | None, int]:
     """Tag input in any of `INPUT_FORMATS`: CoNLL (`tag_and_score_conll`: scored when it has
-    gold tags) or lines of text, tokens or JSON records (`tag_lines`; a record's text is its
-    `text_field`). Returns the evaluation (None when unscored) and how many sentences or lines
-    were skipped; counts: adds what was tagged to it."""
+    gold tags; gold, note: as there) or lines of text, tokens or JSON records (`tag_lines`; a
+    record's text is its `text_field`). Returns the evaluation (None when unscored) and how many
+    sentences or lines were skipped; counts: adds what was tagged to it."""
     counts = TagCounts() if counts is None else counts
     if input_format == "conll":
         return tag_and_score_conll(
@@ -160,9 +175,12 @@ def tag_input(
             out,
             output_format=output_format,
             batch_size=batch_size,
+            chunk_lines=chunk_lines,
             tag_scheme=tag_scheme,
             warn=warn,
             counts=counts,
+            gold=gold,
+            note=note,
         )
     lines, input_format = readable_lines(lines, input_format, text_field, output_format)
     skipped = tag_lines(
@@ -179,19 +197,28 @@ def tag_input(
     return None, skipped
 
 
-def chunks(lines: Iterable[Line], count: int, chars: int) -> Iterator[list[Line]]:
+def chunks(
+    lines: Iterable[Line], count: int, chars: int, *, conll: bool = False
+) -> Iterator[list[Line]]:
     """Runs of at most `count` lines, each ended early once its text reaches `chars` characters:
     a chunk of long lines (each at most `MAX_LINE_CHARS`) is tagged in bounded memory too. Each
     chunk is tagged as one (its sentences batched together), so a corpus run cuts its shards
-    here too."""
+    here too. `conll`: runs of `count` CoNLL blocks (sentences and ``-DOCSTART-`` lines), each
+    cut only at the blank line that ends a block, so that `read_conll` reads the chunks as it
+    reads them whole."""
     chunk: list[Line] = []
-    size = 0
+    size = units = 0
+    in_block = False
     for line in lines:
         chunk.append(line)
         size += len(line.text or "")
-        if len(chunk) == count or size >= chars:
+        blank = line.text is not None and not line.text.strip()
+        ends = not conll or (blank and in_block)
+        in_block = not blank
+        units += ends
+        if ends and (units == count or size >= chars):
             yield chunk
-            chunk, size = [], 0
+            chunk, size, units = [], 0, 0
     if chunk:
         yield chunk
 
@@ -254,30 +281,27 @@ def tag_lines(
     return skipped
 
 
-def tag_conll(
+def _tag_conll_chunk(
     tagger: Tagger,
-    items: Iterable[ConllSentence | Line],
+    chunk: list[Line],
     out: IO[str],
-    *,
-    output_format: str = "jsonl",
-    batch_size: int = 64,
-    warn: Warn = lambda message: None,
-    tagged: Sequence[TaggedText] | None = None,
-    counts: TagCounts | None = None,
-) -> tuple[list[list[str]], int]:
-    """Tag the CoNLL blocks among `items` and write them in order, ``-DOCSTART-`` lines kept
-    (``conll``); returns the predicted tags of each sentence and how many blocks were skipped.
-    tagged: the sentences' results when they are tagged already (e.g. by an evaluation);
-    counts: adds what was tagged to it (a sentence counts as a line)."""
-    items = list(items)
-    output_format = _checked(output_format)
-    counts = TagCounts() if counts is None else counts
-    writer = _record_writer(tagger, out, output_format)
-    if tagged is None:
-        sentences = [item.tokens for item in items if isinstance(item, ConllSentence)]
-        tagged = tagger.predict_tokens(sentences, batch_size=batch_size)
+    writer: RecordWriter | None,
+    output_format: str,
+    batch_size: int,
+    score: ScoreCounts | None,
+    warn: Warn,
+    counts: TagCounts,
+) -> int:
+    """Tag one chunk of CoNLL lines as `tag_conll` does; returns how many blocks were skipped."""
+    items = list(read_conll(chunk))
+    sentences = [item for item in items if isinstance(item, ConllSentence)]
+    tag_scheme = None if score is None or score.scheme == TOKENS else score.tag_scheme
+    tagged = tagger.predict_tokens(
+        [s.tokens for s in sentences], batch_size=batch_size, tag_scheme=tag_scheme
+    )
+    if score is not None:
+        score.add(tagged, [s.gold or [] for s in sentences])
     results = iter(tagged)
-    predicted: list[list[str]] = []
     skipped = 0
     for item in items:
         if isinstance(item, Line) and item.error:
@@ -290,7 +314,6 @@ def tag_conll(
             result = next(results)
             counts.lines += 1
             counts.add(result)
-            predicted.append(result.tags)
             if writer is not None:
                 gold = {"gold_tags": item.gold} if output_format == "jsonl" else {}
                 writer.write(item.first_line, result, gold)
@@ -298,21 +321,64 @@ def tag_conll(
                 for raw, tag in zip(item.lines, result.tags, strict=True):
                     out.write(f"{raw}\t{tag}\n")
                 out.write("\n")
+    return skipped
+
+
+def tag_conll(
+    tagger: Tagger,
+    lines: Iterable[Line],
+    out: IO[str],
+    *,
+    output_format: str = "jsonl",
+    batch_size: int = 64,
+    chunk_lines: int = 2000,
+    score: ScoreCounts | None = None,
+    warn: Warn = lambda message: None,
+    counts: TagCounts | None = None,
+) -> int:
+    """Tag CoNLL lines `chunk_lines` blocks at a time (`chunks`), so that a file of any length
+    needs bounded memory, and write its blocks in order, ``-DOCSTART-`` lines kept (``conll``);
+    returns how many blocks were skipped. score: adds each chunk's counts against its gold tags
+    to it (its sentences tagged in its `ScoreCounts.tag_scheme`; None: unscored, tagged in the
+    model's scheme); counts: adds what was tagged to it (a sentence counts as a line)."""
+    output_format = _checked(output_format)
+    counts = TagCounts() if counts is None else counts
+    writer = _record_writer(tagger, out, output_format)
+    skipped = 0
+    for chunk in chunks(lines, chunk_lines, MAX_LINE_CHARS, conll=True):
+        skipped += _tag_conll_chunk(
+            tagger, chunk, out, writer, output_format, batch_size, score, warn, counts
+        )
+        out.flush()
     if writer is not None:
         writer.close()
-    return predicted, skipped
+    return skipped
 
 
-def _first_non_tag(sentences: list[ConllSentence]) -> tuple[int, str] | None:
-    """(line number, value) of the first last-column value that is no NER tag, e.g. a POS tag
-    of a ``token POS`` file; None when every tagged sentence's last column reads as tags."""
-    for sentence in sentences:
-        for offset, tag in enumerate(sentence.gold or []):
-            try:
-                split_tag(tag)
-            except TagSchemeError:
-                return sentence.first_line + offset, tag
-    return None
+def read_gold(lines: Iterable[Line]) -> GoldSurvey:
+    """The gold column of CoNLL lines, read in one pass (`GoldSurvey`)."""
+    survey = GoldSurvey()
+    for item in read_conll(lines):
+        if isinstance(item, ConllSentence):
+            survey.add(item.gold, item.first_line)
+    return survey
+
+
+class LinesAgain:
+    """The lines of a byte stream, read from its start each time they are iterated (CoNLL
+    input is read twice: its gold column, then to tag it); a stream that cannot seek (standard
+    input) is copied to a temporary file first."""
+
+    def __init__(self, stream: IO[bytes], encoding: str) -> None:
+        if not stream.seekable():
+            copy = tempfile.TemporaryFile()  # noqa: SIM115 (it lives as long as this object)
+            shutil.copyfileobj(stream, copy)
+            stream = copy
+        self.stream, self.encoding = stream, encoding
+
+    def __iter__(self) -> Iterator[Line]:
+        self.stream.seek(0)
+        return read_lines(self.stream, self.encoding)
 
 
 def tag_and_score_conll(
@@ -322,37 +388,27 @@ def tag_and_score_conll(
     *,
     output_format: str = "jsonl",
     batch_size: int = 64,
+    chunk_lines: int = 2000,
     tag_scheme: str | None = None,
     warn: Warn = lambda message: None,
     counts: TagCounts | None = None,
+    gold: GoldSurvey | None = None,
+    note: Warn | None = None,
 ) -> tuple[Evaluation | None, int]:
-    """Tag CoNLL input (read whole, to know the gold scheme first), write it as `tag_conll`
-    does, and score it when every sentence has gold tags in its last column (tagged in the
-    gold's scheme unless `tag_scheme` says otherwise; `ner.model.evaluation`). Returns the
-    evaluation (None when unscored) and how many blocks were skipped; counts: as `tag_conll`."""
-    items = list(read_conll(lines))
-    sentences = [item for item in items if isinstance(item, ConllSentence)]
-    not_a_tag = None if tagger.labels == TOKENS else _first_non_tag(sentences)
-    if not_a_tag is not None:
-        warn(
-            f"the last column is not NER tags (line {not_a_tag[0]}: {not_a_tag[1]!r} is not 'O' "
-            "or <prefix>-<type>); tagging without scores"
-        )
-        for sentence in sentences:
-            sentence.gold = None
-    gold = [s.gold for s in sentences]
-    evaluation = None
-    if sentences and all(g is not None for g in gold):
-        evaluation = tagger.evaluate(
-            [s.tokens for s in sentences], gold, tag_scheme=tag_scheme, batch_size=batch_size
-        )
-        for warning in evaluation.warnings:
-            warn(warning)
-    elif any(g is not None for g in gold):
-        warn("some sentences have no gold tags, so nothing was scored")
-    tagged = evaluation.tagged if evaluation else None
-    _, skipped = tag_conll(
-        tagger, items, out, output_format=output_format, batch_size=batch_size, warn=warn,
-        tagged=tagged, counts=counts,
+    """Tag CoNLL input as `tag_conll` does, and score it when every sentence has gold tags in
+    its last column (tagged in the gold's scheme unless `tag_scheme` says otherwise;
+    `ner.model.evaluation`), a chunk at a time, the counts added up into one evaluation of the
+    whole. Returns the evaluation (None when unscored) and how many blocks were skipped.
+
+    gold: the input's `read_gold`, read here when None: `lines` are then read twice (a
+    `LinesAgain`, or a list; a one-shot iterator is held whole). note: where the warnings
+    about the gold column go (default: `warn`); counts: as `tag_conll`."""
+    if gold is None:
+        lines = list(lines) if iter(lines) is lines else lines
+        gold = read_gold(lines)
+    score = gold.counts(tagger.labels, tagger.model.tags, tag_scheme, note or warn)
+    skipped = tag_conll(
+        tagger, lines, out, output_format=output_format, batch_size=batch_size,
+        chunk_lines=chunk_lines, score=score, warn=warn, counts=counts,
     )  # fmt: skip
-    return evaluation, skipped
+    return (None if score is None else Evaluation(score)), skipped

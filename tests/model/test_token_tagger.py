@@ -129,16 +129,30 @@ def test_ner_predict_writes_labels_in_every_format(saved, tmp_path, capsys):
     assert [tag for _, tag in rows] == [tag for tags in expected for tag in tags]
     page = run(str(source), "--input-format", "tokens", "--format", "html")
     assert '"kind": "tokens"' in page and "nerRenderTokens" in page
-    # Gold-labelled CoNLL input is scored by token accuracy, not as chunk tags.
+    # Gold-labelled CoNLL input is scored by token accuracy, not as chunk tags: a chunk (here of
+    # one sentence) at a time, as the whole file is.
+    labels = [expected[0], ["DT" if tag == "NN" else "NN" for tag in expected[1]]]
     gold = tmp_path / "gold.conll"
     gold.write_text(
         "".join("".join(f"{w} {g}\n" for w, g in zip(s, tags, strict=True)) + "\n"
-                for s, tags in zip(SENTENCES, expected, strict=True))
+                for s, tags in zip(SENTENCES, labels, strict=True))
     )  # fmt: skip
+    whole = tagger.evaluate(SENTENCES, labels)
+    assert 0 < whole.scores["accuracy"] < 100
     scores = tmp_path / "scores.json"
-    run(str(gold), "--input-format", "conll", "--format", "conll", "--scores", str(scores))
-    assert json.loads(scores.read_text())["accuracy"] == 100.0
-    assert "token accuracy 100.00" in capsys.readouterr().err
+    conll = ["--input-format", "conll", "--format", "conll", "--chunk-lines", "1"]
+    tagged = run(str(gold), *conll, "--scores", str(scores))
+    assert json.loads(scores.read_text()) == whole.record()
+    assert f"ner-predict: {whole.summary()}" in capsys.readouterr().err
+    folder = tmp_path / "folder"
+    assert (
+        predict_main(
+            [str(directory), str(gold), "--output-dir", str(folder), *conll, "--threads", "1"]
+        )
+        == 0
+    )
+    assert (folder / "gold.conll").read_text() == tagged
+    assert capsys.readouterr().err.count(whole.summary()) == 1
 
 
 def test_span_pre_annotations_are_refused(saved, tmp_path, capsys):
