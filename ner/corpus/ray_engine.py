@@ -11,6 +11,7 @@ from ner.common.errors import InputError
 from ner.corpus.ray_tagger import RayTagger, pack_model
 from ner.corpus.workers import ShardResult, TagOptions
 from ner.data.tag_input import Line
+from ner.model.evaluation import GoldSurvey
 from ner.model.shipped import resolve_model
 
 try:
@@ -39,11 +40,11 @@ class RayEngine:
         self.lock = threading.Lock()
         self.in_flight = 2 * jobs - 1  # shards in flight besides the one just sent
 
-    def submit(self, lines: list[Line]) -> "Future[ShardResult]":
+    def submit(self, lines: list[Line], gold: GoldSurvey | None) -> "Future[ShardResult]":
         with self.lock:
             index = min(range(len(self.actors)), key=self.busy.__getitem__)
             self.busy[index] += 1
-        future = self.actors[index].tag.remote(lines).future()
+        future = self.actors[index].tag.remote(lines, gold).future()
         future.add_done_callback(lambda _: self._done(index))
         return future
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ner.corpus.workers import ShardResult, TagOptions, load_model, tag_shard
 from ner.data.tag_input import Line
+from ner.model.evaluation import GoldSurvey
 
 ModelFiles = dict[str, bytes]  # a model folder's files: relative path → bytes
 
@@ -49,9 +50,9 @@ class RayTagger:
         self.options = options
         load_model(options)
 
-    def tag(self, lines: list[Line]) -> ShardResult:
+    def tag(self, lines: list[Line], gold: GoldSurvey | None = None) -> ShardResult:
         """Tag one shard, as a local worker does (`ner.corpus.workers.tag_shard`)."""
-        return tag_shard(self.options, lines)
+        return tag_shard(self.options, lines, gold)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
         """Tag a batch's ``text`` column: returns it with a ``tagged`` column, each line's JSON

@@ -10,6 +10,10 @@ kill, or after ``--shard K/N`` runs) skips the shards that are kept, so it ends 
 bytes as an uninterrupted run. One run at a time writes into a folder (a lock; with ``--shard``,
 one per part).
 
+A CoNLL input's gold column is read before its shards are sent (`ner.model.tag_files.read_gold`),
+so that each shard is scored in the same scheme; a finished shard keeps its counts against the
+gold tags, and the whole file's scores are said once, when its output is assembled.
+
 An input that cannot be read fails alone: it is named on stderr and in the returned list, and
 the other inputs go on.
 """
@@ -17,9 +21,10 @@ the other inputs go on.
 import sys
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import filelock
 
@@ -31,8 +36,10 @@ from ner.corpus.manifest import claim, folder_digest
 from ner.corpus.progress import Progress
 from ner.corpus.shards import ShardStore, selected, shard_lines
 from ner.corpus.workers import Engine, LocalEngine, ShardResult, TagOptions
-from ner.data.tag_input import Line
+from ner.data.tag_input import Line, read_lines
+from ner.model.evaluation import Evaluation, GoldSurvey
 from ner.model.shipped import resolve_model
+from ner.model.tag_files import read_gold
 
 STATE = ".ner-predict"  # the hidden folder of manifest, locks and finished shards
 WARNING = "warning: "  # how a shard's warnings start (`ner.corpus.workers.tag_shard`)
@@ -70,27 +77,45 @@ def _reason(path: Path, error: BaseException) -> str:
     return f"{path}: {error}"
 
 
+@contextmanager
+def _opened(item: CorpusInput) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """The file of `item` and its decompressed stream; UnreadableInput when it cannot be opened
+    or read."""
+    try:
+        with open_input(item.path) as raw, open_decompressed(raw, item.path) as stream:
+            yield raw, stream
+    except (NerError, *READ_ERRORS) as error:
+        raise UnreadableInput(_reason(item.path, error)) from None
+
+
+def _read_gold(item: CorpusInput, options: TagOptions) -> GoldSurvey | None:
+    """A CoNLL input's gold column (`ner.model.tag_files.read_gold`), read whole before its
+    shards are tagged: it decides whether and in which scheme each of them is scored, as for the
+    file whole. None for the other formats."""
+    if options.input_format != "conll":
+        return None
+    with _opened(item) as (_, stream):
+        return read_gold(read_lines(stream, options.encoding))
+
+
 def _read_shards(item: CorpusInput, options: TagOptions) -> Iterator[tuple[int, list[Line], int]]:
     """(index, lines, bytes of the file they took) of each shard of `item`;
     UnreadableInput when it cannot be opened or read."""
-    try:
-        with open_input(item.path) as raw, open_decompressed(raw, item.path) as stream:
-            last = 0
-            for index, lines in enumerate(
-                shard_lines(
-                    stream,
-                    options.input_format,
-                    options.encoding,
-                    options.chunk_lines,
-                    options.text_field,
-                    options.output_format,
-                )
-            ):
-                position = raw.tell()
-                yield index, lines, position - last
-                last = position
-    except (NerError, *READ_ERRORS) as error:
-        raise UnreadableInput(_reason(item.path, error)) from None
+    with _opened(item) as (raw, stream):
+        last = 0
+        for index, lines in enumerate(
+            shard_lines(
+                stream,
+                options.input_format,
+                options.encoding,
+                options.chunk_lines,
+                options.text_field,
+                options.output_format,
+            )
+        ):
+            position = raw.tell()
+            yield index, lines, position - last
+            last = position
 
 
 def _engine(run: CorpusRun) -> Engine:
@@ -111,6 +136,7 @@ class _Driver:
         self.failed: list[str] = []
         self.pending: dict[Future[ShardResult], tuple[CorpusInput, int, int]] = {}
         self.shards: dict[str, int] = {}  # output → its number of shards, once read whole
+        self.noted: set[str] = set()  # the outputs whose CoNLL input's notes were said
         self.progress: Progress | None = None
 
     def fail(self, reason: str) -> None:
@@ -133,6 +159,7 @@ class _Driver:
         assert self.progress is not None
         count = 0
         try:
+            gold = _read_gold(item, self.run.options)
             for index, lines, size in _read_shards(item, self.run.options):
                 count = index + 1
                 if not selected(item.output, index, self.run.selection):
@@ -142,7 +169,7 @@ class _Driver:
                     self.progress.advance(size)
                 else:
                     try:  # a pool whose worker died refuses new work as its results do
-                        future = engine.submit(lines)
+                        future = engine.submit(lines, gold)
                     except engine.lost:
                         raise _worker_died() from None
                     self.pending[future] = (item, index, size)
@@ -167,21 +194,27 @@ class _Driver:
             result = future.result()
         except lost:
             raise _worker_died() from None
-        for message in result.messages:  # the file named after "warning: ", as ner-predict does
+        notes = [] if item.output in self.noted else result.notes
+        self.noted.add(item.output)
+        for message in notes + result.messages:  # the file named after "warning: ", as ner-predict
             warning = message.startswith(WARNING)
             text = message.removeprefix(WARNING)
             self.progress.say(f"{WARNING if warning else ''}{item.path}: {text}")
-        self.store.write(item.output, index, result.text, result.counts)
+        self.store.write(item.output, index, result.text, result.counts, result.scores)
         self.progress.advance(size, result.counts)
 
     def assemble(self) -> None:
-        """Write each output whose every shard is kept (a ``--shard`` run writes none)."""
+        """Write each output whose every shard is kept (a ``--shard`` run writes none), and say
+        a scored CoNLL input's scores."""
+        assert self.progress is not None
         if self.run.selection is not None:
             return
         for item in self.run.inputs:
             count = self.shards.get(item.output)
             if count is not None and all(self.store.has(item.output, i) for i in range(count)):
-                self.store.assemble(item.output, count)
+                scores = self.store.assemble(item.output, count)
+                if scores is not None:
+                    self.progress.say(f"{item.path}: {Evaluation(scores).summary()}")
 
     def go(self) -> str:
         """Tag, keep and assemble; returns the summary line."""

@@ -13,7 +13,7 @@ from typing import IO, Any, Protocol
 from ner.common.memory import limit_kernel_cache, pin_mmap_threshold, release_free_memory
 from ner.corpus.shards import ShardCounts
 from ner.data.tag_input import Line
-from ner.model.evaluation import Evaluation
+from ner.model.evaluation import Evaluation, GoldSurvey, ScoreCounts
 from ner.model.tag_files import TagCounts, Warn, tag_input
 from ner.model.tagger import Tagger
 
@@ -59,10 +59,12 @@ class TagOptions:
         out: IO[str],
         warn: Warn,
         counts: TagCounts | None = None,
+        gold: GoldSurvey | None = None,
+        note: Warn | None = None,
     ) -> tuple[Evaluation | None, int]:
         """`ner.model.tag_files.tag_input` with these options: the one way both a single input
-        and a shard are tagged. Returns the evaluation (None when unscored) and the lines
-        skipped."""
+        and a shard are tagged (gold, note: a CoNLL input's, as there). Returns the evaluation
+        (None when unscored) and the lines skipped."""
         return tag_input(
             tagger,
             lines,
@@ -75,17 +77,22 @@ class TagOptions:
             text_field=self.text_field,
             warn=warn,
             counts=counts,
+            gold=gold,
+            note=note,
         )
 
 
 @dataclass
 class ShardResult:
-    """A tagged shard: its output text, counts, and the warnings and notes (a CoNLL file's
-    scores) its tagging gave, in order, for stderr."""
+    """A tagged shard: its output text, counts, the warnings its tagging gave, in order, for
+    stderr; and a CoNLL file's: its counts against the gold tags (None when unscored) and the
+    warnings about the file's gold column (the same for each of its shards, said once)."""
 
     text: str
     counts: ShardCounts
     messages: list[str] = field(default_factory=list)
+    scores: ScoreCounts | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 _tagger: Tagger | None = None  # this process's model, loaded once by `load_model`
@@ -107,21 +114,25 @@ def load_model(options: TagOptions) -> None:
         _tagger, _loaded = Tagger.load(options.model, **options.load), options
 
 
-def tag_shard(options: TagOptions, lines: list[Line]) -> ShardResult:
-    """Tag one shard with this process's model (JSON lines come read already: their text)."""
+def tag_shard(
+    options: TagOptions, lines: list[Line], gold: GoldSurvey | None = None
+) -> ShardResult:
+    """Tag one shard with this process's model (JSON lines come read already: their text; a
+    CoNLL shard comes with its file's `ner.model.tag_files.read_gold`)."""
     assert _tagger is not None, "load_model first"
     if options.input_format == "jsonl":
         options = replace(options, input_format="text")
-    out, counts, messages = io.StringIO(), ShardCounts(), []
+    out, counts, messages, notes = io.StringIO(), ShardCounts(), [], []
 
     def warn(message: str) -> None:
         messages.append(f"warning: {message}")
 
-    evaluation, counts.skipped = options.tag(_tagger, lines, out, warn, counts)
-    if evaluation is not None:
-        messages.append(evaluation.summary())
+    evaluation, counts.skipped = options.tag(
+        _tagger, lines, out, warn, counts, gold, lambda message: notes.append(f"warning: {message}")
+    )
     release_free_memory()  # what this shard's batches freed goes back before the next one's
-    return ShardResult(out.getvalue(), counts, messages)
+    scores = None if evaluation is None else evaluation.counts
+    return ShardResult(out.getvalue(), counts, messages, scores, notes)
 
 
 IN_FLIGHT_PER_WORKER = 2  # shards sent to a worker and not yet kept, at most
@@ -137,7 +148,7 @@ class Engine(Protocol):
     lost: tuple[type[BaseException], ...]
     in_flight: int
 
-    def submit(self, lines: list[Line]) -> "Future[ShardResult]": ...
+    def submit(self, lines: list[Line], gold: GoldSurvey | None) -> "Future[ShardResult]": ...
 
     def close(self) -> None: ...
 
@@ -161,11 +172,11 @@ class LocalEngine:
                 initargs=(options,),
             )
 
-    def submit(self, lines: list[Line]) -> "Future[ShardResult]":
+    def submit(self, lines: list[Line], gold: GoldSurvey | None) -> "Future[ShardResult]":
         if self.pool is not None:
-            return self.pool.submit(tag_shard, self.options, lines)
+            return self.pool.submit(tag_shard, self.options, lines, gold)
         future: Future[ShardResult] = Future()
-        future.set_result(tag_shard(self.options, lines))
+        future.set_result(tag_shard(self.options, lines, gold))
         return future
 
     def close(self) -> None:

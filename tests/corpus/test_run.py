@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
-from tiny_tagger import one_thread, saved_model
+from tiny_tagger import corpus, gold_conll, one_thread, saved_model
 
 from ner.cli.predict import main
 from ner.common.files import file_lock
 from ner.common.paths import PROJECT_ROOT
+from ner.model.tagger import Tagger
 
 LONG_LINE = " ".join(["Rome", "and"] * 400)
 # short, long, empty, blank, undecodable and binary lines, in varying order
@@ -110,6 +111,41 @@ def test_every_split_writes_the_bytes_of_the_single_input_command(tmp_path, caps
     assert outputs(tmp_path / "k") == expected
     err = capsys.readouterr().err  # every shard was done: only assembled
     assert "4 inputs, 0 lines" in err and "shards were done before and kept" in err
+
+
+CONLL = ["--input-format", "conll", "--format", "conll"]
+
+
+@pytest.mark.slow
+def test_conll_is_cut_at_sentences_and_scored_once_as_a_whole(tmp_path, capsys):
+    data, tokens, gold = gold_conll()  # 19 blocks: 7 shards of 3
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "gold.conll").write_bytes(data)
+    pos = "\n".join("".join(f"{t} NNP\n" for t in words) for words, _ in corpus())
+    (tmp_path / "in" / "pos.conll").write_text(pos)  # the last column is no NER tags
+    expected, scores = {}, tmp_path / "scores.json"
+    for name in ("gold.conll", "pos.conll"):
+        out = tmp_path / f"single-{name}"
+        assert predict(tmp_path / "in" / name, "-o", out, *CONLL, "--scores", scores) == 0
+        expected[name] = out.read_bytes()
+    whole = Tagger.load(saved_model()).evaluate(tokens, gold, batch_size=2)
+    assert json.loads(scores.read_text()) == whole.record() and 0 < whole.scores["f1"] < 100
+    assert f"ner-predict: {whole.summary()}" in capsys.readouterr().err
+    said = f"gold.conll: {whole.summary()}"
+    for jobs in ("1", "2"):
+        assert (
+            predict(tmp_path / "in", "--output-dir", tmp_path / jobs, "--jobs", jobs, *CONLL) == 0
+        )
+        assert outputs(tmp_path / jobs) == expected
+        err = capsys.readouterr().err
+        assert err.count(said) == 1 and err.count("scored") == 1  # once per file, not per shard
+        assert err.count("not NER tags") == 1 and err.count("is not valid utf-8") == 1
+    out = tmp_path / "kept"  # half the shards kept by a --shard run, then the rest: same scores
+    assert predict(tmp_path / "in", "--output-dir", out, "--shard", "0/2", *CONLL) == 0
+    assert "scored" not in capsys.readouterr().err
+    assert finished(out / ".ner-predict" / "shards" / "gold.conll") >= 3
+    assert predict(tmp_path / "in", "--output-dir", out, *CONLL) == 0
+    assert outputs(out) == expected and capsys.readouterr().err.count(said) == 1
 
 
 def test_jsonl_input_carries_its_fields_and_skips_bad_records(tmp_path, capsys):
