@@ -62,6 +62,23 @@ def make_corpus(
     return path
 
 
+def one_corpus_parser(doc: str, megabytes: float) -> argparse.ArgumentParser:
+    """The options of a benchmark that tags one corpus of `make_corpus`: --model, --megabytes
+    (default `megabytes`), --rounds, --workdir and --out; `doc`: the script's docstring."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--model", default="conll2003", help="model folder or shipped tagger")
+    p.add_argument("--megabytes", type=float, default=megabytes)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
+    p.add_argument("--out", type=Path, help="write the record (JSON) here")
+    return p
+
+
+def one_corpus(args: argparse.Namespace) -> Path:
+    """The corpus of `one_corpus_parser`'s options: `args.megabytes` MB of sentences."""
+    return make_corpus(args.workdir / f"corpus-{args.megabytes:g}MB-1.txt", args.megabytes)
+
+
 def descendants(pid: int) -> list[int]:
     """The process ids of `pid`'s children and their children."""
     found = []

@@ -14,24 +14,15 @@ included); the engines take turns round by round, and the ratio is per round.
 
 from __future__ import annotations
 
-import argparse
 import os
-import tempfile
-from pathlib import Path
 
 from harness import alternate, median, write_record
-from tag_corpus import make_corpus, tag
+from tag_corpus import one_corpus, one_corpus_parser, tag
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", default="conll2003", help="model folder or shipped tagger")
-    p.add_argument("--megabytes", type=float, default=0.3)
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
-    p.add_argument("--out", type=Path, help="write the record (JSON) here")
-    args = p.parse_args()
-    corpus = make_corpus(args.workdir / f"corpus-{args.megabytes:g}MB-1.txt", args.megabytes)
+    args = one_corpus_parser(__doc__, megabytes=0.3).parse_args()
+    corpus = one_corpus(args)
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # every Ray process on 127.0.0.1
     from ray.cluster_utils import Cluster
 
