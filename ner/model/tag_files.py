@@ -261,6 +261,7 @@ def tag_lines(
         counts.lines += len(chunk)
         texts = [line.text for line in chunk if line.text is not None]
         prepared = texts if input_format == "text" else prepared_lines(texts)
+        tagger.forget_token_vectors()  # the chunk's bytes depend on the chunk alone
         tagged = iter(tagger.predict(prepared, batch_size=batch_size))
         for line in chunk:
             if line.error:
@@ -296,6 +297,7 @@ def _tag_conll_chunk(
     items = list(read_conll(chunk))
     sentences = [item for item in items if isinstance(item, ConllSentence)]
     tag_scheme = None if score is None or score.scheme == TOKENS else score.tag_scheme
+    tagger.forget_token_vectors()  # the chunk's bytes depend on the chunk alone
     tagged = tagger.predict_tokens(
         [s.tokens for s in sentences], batch_size=batch_size, tag_scheme=tag_scheme
     )

@@ -307,6 +307,14 @@ class Tagger:
         prepared = [t if isinstance(t, PreparedText) else next(split) for t in texts]
         return self._tag_prepared(prepared, batch_size, tag_scheme, stop)
 
+    def forget_token_vectors(self) -> None:
+        """Drop the biLM char-CNN vectors kept across calls. A token's vector comes from the
+        char-CNN batch of the tokens first seen with it, and its last bits depend on that batch's
+        size, so a confidence can differ in the sixth decimal with what was tagged before; after
+        this call, output depends only on what is tagged from here on. ``ner-predict`` calls it
+        at each chunk, so that its files are byte-identical whatever the split into processes."""
+        self._token_vectors.clear()
+
     @collector_paused()  # no cyclic collections amid its many small objects (ner.common.memory)
     def predict_tokens(
         self,

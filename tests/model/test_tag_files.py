@@ -130,3 +130,23 @@ def test_the_heap_peak_does_not_grow_with_the_file(tmp_path):
     small, large = heap_peak(tmp_path, 40), heap_peak(tmp_path, 400)
     # 360 more sentences of 4 to 8 tokens hold over 2 MB more text; a chunk of 20, 0.2 MB at most
     assert large - small < 500_000, (small, large)
+
+
+def test_each_chunk_encodes_its_tokens_afresh(monkeypatch):
+    """A token's char-CNN vector depends in its last bits on the batch it was computed in, so a
+    chunk must not reuse vectors an earlier chunk computed: otherwise the bytes of a chunk's
+    output would depend on which chunks a process tagged before it (``--jobs``, resume)."""
+    from ner.model.tag_files import tag_input
+
+    bilm = tagger().bilm
+    encoded: list[str] = []
+    token_vectors = bilm._token_vectors
+
+    def spied(tokens):
+        encoded.extend(tokens)
+        return token_vectors(tokens)
+
+    monkeypatch.setattr(bilm, "_token_vectors", spied)
+    lines = lines_of(b"Peter lives in Rome\nPeter works in Rome\n")
+    tag_input(tagger(), lines, io.StringIO(), input_format="tokens", chunk_lines=1)
+    assert encoded.count("Peter") == 2 and encoded.count("Rome") == 2
