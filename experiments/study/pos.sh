@@ -4,7 +4,8 @@
 # ELMo ⊕ GloVe), so that a stopped study still holds whole comparisons. Resumable: a finished run
 # is skipped, a killed one continues from its last checkpoint. VARIANTS="glove" (or "elmo_glove")
 # runs one variant only, e.g. to run the two variants side by side as two runners, one thread
-# each.
+# each. VARIANTS="elmo_glove_task" runs experiment=ptb_pos_elmo_glove with the biLM adapted to the
+# training text first (elmo.adapt=task; every seed shares the one cached adaptation).
 #   mkdir -p outputs/pos && nohup bash experiments/study/pos.sh > outputs/pos/pos.log 2>&1 &
 # Runs go to outputs/pos/ptb_sample/<variant>/seed<S>/; each finished run's results.json (paths
 # made relative, the biLM's sha256 recorded: publish_run.py) and predictions_test.txt (for the
@@ -25,6 +26,8 @@ for seed in $SEEDS; do
     if [[ ! -f $run/results.json ]]; then
       if [[ -f $run/checkpoints/last.pt ]]; then
         args=("resume=$run")
+      elif [[ $variant == elmo_glove_task ]]; then
+        args=("experiment=ptb_pos_elmo_glove" "elmo.adapt=task" "seed=$seed" "hydra.run.dir=$run")
       else
         args=("experiment=ptb_pos_$variant" "seed=$seed" "hydra.run.dir=$run")
       fi
