@@ -48,7 +48,7 @@ def shard_lines(
     output_format: str = "jsonl",
 ) -> Iterator[list[Line]]:
     """The shards of one input stream, in order: the chunks `ner.model.tag_files.tag_lines` and
-    `ner.model.tag_files.tag_conll` cut (JSON lines already read as their text field, for
+    `ner.model.tag_files.tag_and_score_conll` cut (JSON lines already read as their text field, for
     `output_format`'s records)."""
     lines = read_lines(stream, encoding)
     conll = input_format == "conll"

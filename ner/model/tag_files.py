@@ -293,7 +293,8 @@ def _tag_conll_chunk(
     warn: Warn,
     counts: TagCounts,
 ) -> int:
-    """Tag one chunk of CoNLL lines as `tag_conll` does; returns how many blocks were skipped."""
+    """Tag one chunk of CoNLL lines as `tag_and_score_conll` does; returns how many blocks
+    were skipped."""
     items = list(read_conll(chunk))
     sentences = [item for item in items if isinstance(item, ConllSentence)]
     tag_scheme = None if score is None or score.scheme == TOKENS else score.tag_scheme
@@ -323,37 +324,6 @@ def _tag_conll_chunk(
                 for raw, tag in zip(item.lines, result.tags, strict=True):
                     out.write(f"{raw}\t{tag}\n")
                 out.write("\n")
-    return skipped
-
-
-def tag_conll(
-    tagger: Tagger,
-    lines: Iterable[Line],
-    out: IO[str],
-    *,
-    output_format: str = "jsonl",
-    batch_size: int = 64,
-    chunk_lines: int = 2000,
-    score: ScoreCounts | None = None,
-    warn: Warn = lambda message: None,
-    counts: TagCounts | None = None,
-) -> int:
-    """Tag CoNLL lines `chunk_lines` blocks at a time (`chunks`), so that a file of any length
-    needs bounded memory, and write its blocks in order, ``-DOCSTART-`` lines kept (``conll``);
-    returns how many blocks were skipped. score: adds each chunk's counts against its gold tags
-    to it (its sentences tagged in its `ScoreCounts.tag_scheme`; None: unscored, tagged in the
-    model's scheme); counts: adds what was tagged to it (a sentence counts as a line)."""
-    output_format = _checked(output_format)
-    counts = TagCounts() if counts is None else counts
-    writer = _record_writer(tagger, out, output_format)
-    skipped = 0
-    for chunk in chunks(lines, chunk_lines, MAX_LINE_CHARS, conll=True):
-        skipped += _tag_conll_chunk(
-            tagger, chunk, out, writer, output_format, batch_size, score, warn, counts
-        )
-        out.flush()
-    if writer is not None:
-        writer.close()
     return skipped
 
 
@@ -397,20 +367,30 @@ def tag_and_score_conll(
     gold: GoldSurvey | None = None,
     note: Warn | None = None,
 ) -> tuple[Evaluation | None, int]:
-    """Tag CoNLL input as `tag_conll` does, and score it when every sentence has gold tags in
-    its last column (tagged in the gold's scheme unless `tag_scheme` says otherwise;
-    `ner.model.evaluation`), a chunk at a time, the counts added up into one evaluation of the
-    whole. Returns the evaluation (None when unscored) and how many blocks were skipped.
+    """Tag CoNLL input `chunk_lines` blocks at a time (`chunks`), so that a file of any length
+    needs bounded memory, and write its blocks in order, ``-DOCSTART-`` lines kept (``conll``);
+    score it when every sentence has gold tags in its last column (tagged in the gold's scheme
+    unless `tag_scheme` says otherwise; `ner.model.evaluation`), each chunk's counts added up
+    into one evaluation of the whole. Returns the evaluation (None when unscored: the sentences
+    are tagged in the model's scheme) and how many blocks were skipped.
 
     gold: the input's `read_gold`, read here when None: `lines` are then read twice (a
     `LinesAgain`, or a list; a one-shot iterator is held whole). note: where the warnings
-    about the gold column go (default: `warn`); counts: as `tag_conll`."""
+    about the gold column go (default: `warn`); counts: adds what was tagged to it (a sentence
+    counts as a line)."""
+    output_format = _checked(output_format)
+    counts = TagCounts() if counts is None else counts
     if gold is None:
         lines = list(lines) if iter(lines) is lines else lines
         gold = read_gold(lines)
     score = gold.counts(tagger.labels, tagger.model.tags, tag_scheme, note or warn)
-    skipped = tag_conll(
-        tagger, lines, out, output_format=output_format, batch_size=batch_size,
-        chunk_lines=chunk_lines, score=score, warn=warn, counts=counts,
-    )  # fmt: skip
+    writer = _record_writer(tagger, out, output_format)
+    skipped = 0
+    for chunk in chunks(lines, chunk_lines, MAX_LINE_CHARS, conll=True):
+        skipped += _tag_conll_chunk(
+            tagger, chunk, out, writer, output_format, batch_size, score, warn, counts
+        )
+        out.flush()
+    if writer is not None:
+        writer.close()
     return (None if score is None else Evaluation(score)), skipped
