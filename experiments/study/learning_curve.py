@@ -16,7 +16,9 @@ checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (�
 `--old-bilm`, by default the one shipped in the package) and ``elmo_glove_new`` (⊕ the biLM
 exported to `--new-bilm`: options.json + weights.hdf5; left out without it); ``--bilm NAME=DIR``
 adds ``elmo_glove_NAME`` for one more biLM (repeatable), ``--adapt`` adds ``elmo_glove_task``
-(the old biLM adapted to each run's training sentences, ``elmo.adapt=task``). Seeds:
+(the old biLM adapted to each run's training sentences, ``elmo.adapt=task``) and
+``--adapt-lr-scale S`` the same as ``elmo_glove_task_lr<S>`` with the biLM at S times the
+adaptation's learning rate (``elmo.adapt_lr_scale``; repeatable). Seeds:
 `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
 Every finished run leaves a record in ``experiments/results/learning_curve_runs/`` (``<stem>_runs``
@@ -46,6 +48,7 @@ import itertools
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,13 +111,15 @@ def variants(
     corpus: str = "conll2003",
     more: dict[str, Path] | None = None,
     adapt: bool = False,
+    adapt_lr_scales: Sequence[float] = (),
 ) -> dict[str, list[str]]:
     """Variant name → its `ner.cli.train` overrides (the experiments `<corpus>_glove` and
     `<corpus>_elmo_glove`). `old_bilm`: the folder of the earlier biLM (default: the one shipped
     in the package, `elmo=small_news`), needed once a newer biLM has replaced it there; `more`:
     further biLMs by name, each the variant ``elmo_glove_<name>``; `adapt`: the variant
     ``elmo_glove_task``, the shipped biLM adapted to each run's training sentences
-    (``elmo.adapt=task``, its defaults)."""
+    (``elmo.adapt=task``, its defaults); `adapt_lr_scales`: for each scale S the variant
+    ``elmo_glove_task_lr<S>``, adapted with ``elmo.adapt_lr_scale=S``."""
     old = ["elmo=small_news"] if old_bilm is None else bilm_overrides("old", old_bilm)
     found = {
         "glove": [f"experiment={corpus}_glove"],
@@ -128,6 +133,13 @@ def variants(
         ]
     if adapt:
         found["elmo_glove_task"] = [f"experiment={corpus}_elmo_glove", *old, "elmo.adapt=task"]
+    for scale in adapt_lr_scales:
+        found[f"elmo_glove_task_lr{scale:g}"] = [
+            f"experiment={corpus}_elmo_glove",
+            *old,
+            "elmo.adapt=task",
+            f"elmo.adapt_lr_scale={scale}",
+        ]
     return found
 
 
@@ -356,6 +368,14 @@ def main() -> int:
     parser.add_argument(
         "--adapt", action="store_true", help="add elmo_glove_task: the old biLM, elmo.adapt=task"
     )
+    parser.add_argument(
+        "--adapt-lr-scale",
+        type=float,
+        action="append",
+        default=[],
+        metavar="S",
+        help="add elmo_glove_task_lr<S>: as elmo_glove_task, elmo.adapt_lr_scale=S",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
     parser.add_argument(
         "--corpus", default="conll2003", help="runs experiment=<corpus>_glove / _elmo_glove"
@@ -373,7 +393,9 @@ def main() -> int:
     for flag, folder in [*flags, *(("--bilm", folder) for folder in more.values())]:
         if folder is not None and not (folder / "weights.hdf5").is_file():
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
-    options = variants(args.new_bilm, args.old_bilm, args.corpus, more, args.adapt)
+    options = variants(
+        args.new_bilm, args.old_bilm, args.corpus, more, args.adapt, args.adapt_lr_scale
+    )
     args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
     args.stem = result_stem(args.corpus)
     args.records = args.out / f"{args.stem}_runs"
@@ -382,7 +404,7 @@ def main() -> int:
     if unknown:
         parser.error(
             f"unknown variant(s) {unknown}; have {sorted(options)}"
-            " (with --new-bilm, --bilm, --adapt)"
+            " (with --new-bilm, --bilm, --adapt, --adapt-lr-scale)"
         )
     runs = plan(names, tuple(args.fractions), args.seeds)
     if args.command == "status":

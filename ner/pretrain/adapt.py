@@ -62,7 +62,8 @@ class AdaptTextError(CorpusError):
 class AdaptSettings:
     """How a biLM is adapted: the fresh softmax trains alone for `softmax_warmup_steps` (the
     held-out perplexity at its end is the "before" figure), then the biLM and softmax together
-    for `steps` updates, Adam at `lr` with a linear warm-up and decay, each update on
+    for `steps` updates, Adam at `lr` (the biLM at `bilm_lr_scale` times it) with a linear
+    warm-up and decay, each update on
     `batch_size` streams (fewer when the text is short) × `unroll_steps` positions. Every field
     but those in `RUNTIME` is part of the cache fingerprint."""
 
@@ -71,6 +72,7 @@ class AdaptSettings:
     batch_size: int = 64
     unroll_steps: int = 20
     lr: float = 0.001
+    bilm_lr_scale: float = 1.0
     warmup_steps: int = 50
     n_negative_samples: int = 2048
     dropout: float = 0.1
@@ -201,6 +203,7 @@ def pretrain_config(
     run.n_negative_samples = settings.n_negative_samples
     run.dropout = settings.dropout
     run.optimizer.lr = settings.lr
+    run.bilm_lr_scale = settings.bilm_lr_scale
     run.optimizer.fused = True
     run.warmup_steps = settings.warmup_steps
     run.eval_every = None

@@ -89,6 +89,9 @@ class PretrainSettings:
     # fresh softmax on a pretrained biLM (continuing with `init_from`) learns before its random
     # gradients reach the biLM; the held-out perplexity at its end is the biLM's before training.
     softmax_warmup_steps: int = at_least(0, 0)
+    # The biLM's learning rate as a fraction of `optimizer.lr` (the softmax keeps all of it):
+    # continuing a pretrained biLM on little text, a smaller step keeps more of what it knew.
+    bilm_lr_scale: float = at_least(0.0, 1.0)
     clip_norm: float = at_least(0.0, 10.0)  # global gradient norm
     checkpoint_minutes: float = at_least(0.0, 5.0)
     log_every: int = at_least(1, 20)

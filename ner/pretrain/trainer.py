@@ -105,18 +105,21 @@ class Distributed:
 
 
 def build_optimizer(
-    model: BidirectionalLM, node: DictConfig, softmax_warmup_steps: int = 0
+    model: BidirectionalLM,
+    node: DictConfig,
+    softmax_warmup_steps: int = 0,
+    bilm_lr_scale: float = 1.0,
 ) -> torch.optim.Optimizer:
     """The optimizer `pretrain.optimizer` builds with Hydra (``_target_``) for `model`: one
-    parameter group, or with a softmax warm-up two (the softmax's, then the biLM's)."""
+    parameter group, or with a softmax warm-up or a `bilm_lr_scale` other than 1 two (the
+    softmax's, then the biLM's at `bilm_lr_scale` times the learning rate)."""
     optimizer = instantiate(optimizer_config(node))
-    if not softmax_warmup_steps:
+    if not softmax_warmup_steps and bilm_lr_scale == 1.0:
         return optimizer(model.parameters())
     softmax = list(model.softmax.parameters())
     ids = {id(p) for p in softmax}
-    return optimizer(
-        [{"params": softmax}, {"params": [p for p in model.parameters() if id(p) not in ids]}]
-    )
+    bilm = [p for p in model.parameters() if id(p) not in ids]
+    return optimizer([{"params": softmax}, {"params": bilm, "lr": node.lr * bilm_lr_scale}])
 
 
 def lr_factor(step: int, warmup_steps: int, max_steps: int, schedule: str) -> float:
@@ -145,7 +148,9 @@ def lr_factors(settings: DictConfig) -> list[Callable[[int], float]]:
         warmup_steps, max_steps, name = schedule
         return lr_factor(step - warmup, warmup_steps, max_steps - warmup, name)
 
-    return [everything, bilm] if warmup else [everything]
+    if warmup:
+        return [everything, bilm]
+    return [everything, everything] if settings.bilm_lr_scale != 1.0 else [everything]
 
 
 def model_options(cfg: DictConfig) -> BiLMOptions:
@@ -322,7 +327,9 @@ class PretrainingRun:
         model = model.to(env.device)
         if settings.init_from is not None:
             model.load_bilm_weights(settings.init_from.weights)
-        optimizer = build_optimizer(model, settings.optimizer, settings.softmax_warmup_steps)
+        optimizer = build_optimizer(
+            model, settings.optimizer, settings.softmax_warmup_steps, settings.bilm_lr_scale
+        )
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factors(settings))
         heldout_batcher(corpus, cfg)  # fail now, not after training, if the held-out part is small
         batcher = StreamBatcher(

@@ -22,6 +22,7 @@ def adapt_settings(elmo: dict[str, Any], trainer: dict[str, Any], progress: bool
         steps=int(elmo["adapt_steps"]),
         progress=progress,
         softmax_warmup_steps=int(elmo["adapt_softmax_steps"]),
+        bilm_lr_scale=float(elmo["adapt_lr_scale"]),
         threads=str(trainer["num_threads"]),
         device="cuda" if device.startswith("cuda") else device,
     )

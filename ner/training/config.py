@@ -159,11 +159,13 @@ class ElmoConfig:
     # Continue pretraining the biLM before its features are computed (ner.pretrain.adapt): on
     # the training split's sentences (task), or on those and the adapt_text files, one
     # whitespace-tokenized sentence per line (domain); adapt_steps updates of the biLM after
-    # adapt_softmax_steps of its fresh softmax alone; cached by content.
+    # adapt_softmax_steps of its fresh softmax alone, at adapt_lr_scale times the softmax's
+    # learning rate; cached by content.
     adapt: str = one_of("none", "task", "domain", default="none")
     adapt_text: list[str] | None = None
     adapt_steps: int = at_least(1, 600)
     adapt_softmax_steps: int = at_least(0, 100)
+    adapt_lr_scale: float = at_least(0.0, 1.0)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from ner.pretrain.config import (
     preset_overrides,
     validate,
 )
-from ner.pretrain.trainer import build_optimizer
+from ner.pretrain.trainer import build_optimizer, lr_factor, lr_factors
 
 
 def compose_pretrain(*overrides: str):
@@ -170,3 +170,30 @@ def test_the_deprecated_optimizer_name_builds_what_it_built_and_names_the_new_ke
     replacement = compose_pretrain(*overrides, "pretrain.optimizer.lr=0.2").pretrain.optimizer
     assert optimizer_config(replacement) == named
     assert "deprecated" not in caplog.text
+
+
+@pytest.mark.parametrize("warm_up", [0, 2])
+def test_the_bilm_learns_at_its_scale_of_the_learning_rate(warm_up: int) -> None:
+    """Two parameter groups: the softmax at the schedule's rate, the biLM at `bilm_lr_scale` of
+    it (with a warm-up: 0 during it, then the schedule over the steps left)."""
+    cfg = compose_pretrain(
+        "pretrain.bilm_lr_scale=0.25",
+        f"pretrain.softmax_warmup_steps={warm_up}",
+        "pretrain.warmup_steps=3",
+        "pretrain.max_steps=10",
+    )
+    validate(cfg)
+    lr = cfg.pretrain.optimizer.lr
+    model = torch.nn.Module()
+    model.softmax, model.lstm = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    optimizer = build_optimizer(model, cfg.pretrain.optimizer, warm_up, 0.25)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factors(cfg.pretrain))
+    softmax, bilm = optimizer.param_groups
+    assert softmax["params"] == list(model.softmax.parameters())
+    assert bilm["params"] == list(model.lstm.parameters())
+    for step in range(10):
+        assert softmax["lr"] == pytest.approx(lr * lr_factor(step, 3, 10, "linear"))
+        after = lr_factor(step - warm_up, 3, 10 - warm_up, "linear") if step >= warm_up else 0.0
+        assert bilm["lr"] == pytest.approx(0.25 * lr * after)
+        optimizer.step()
+        scheduler.step()

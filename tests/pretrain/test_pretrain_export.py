@@ -82,35 +82,42 @@ def test_training_can_start_from_exported_weights(tiny_config, tmp_path: Path) -
         assert torch.equal(a, b), name
 
 
+def continued(tiny_config, base: Path, out: Path, steps: int, *overrides: str) -> Path:
+    """`out` after `steps` of a run continued from the trained run in `base`."""
+    files = f"options: {base / 'options.json'}, weights: {base / 'weights.hdf5'}"
+    pair = f"+pretrain.init_from={{{files}}}"
+    settings = (f"pretrain.max_steps={steps}", "pretrain.eval_every=100", *overrides)
+    train(tiny_config(pair, *settings, output_dir=out))
+    return out
+
+
+def same_bilm(run: Path, other: Path) -> bool:
+    """Whether the biLMs exported in two runs have equal weights."""
+    base = BiLM.from_files(run / "options.json", run / "weights.hdf5")
+    again = BiLM.from_files(other / "options.json", other / "weights.hdf5")
+    pairs = zip(base.state_dict().values(), again.state_dict().values(), strict=True)
+    return all(torch.equal(a, b) for a, b in pairs)
+
+
 def test_softmax_warmup_keeps_the_continued_bilm_frozen_until_its_end(
     tiny_config, tmp_path: Path
 ) -> None:
     _, run = trained(tiny_config, tmp_path)
-    pair = (
-        f"+pretrain.init_from={{options: {run / 'options.json'}, weights: {run / 'weights.hdf5'}}}"
-    )
 
-    def continued(steps: int) -> Path:
-        out = tmp_path / f"continued{steps}"
-        train(
-            tiny_config(
-                pair,
-                f"pretrain.max_steps={steps}",
-                "pretrain.softmax_warmup_steps=3",
-                "pretrain.eval_every=100",
-                output_dir=out,
-            )
-        )
-        return out
-
-    def same_as_base(out: Path) -> bool:
-        base = BiLM.from_files(run / "options.json", run / "weights.hdf5")
-        other = BiLM.from_files(out / "options.json", out / "weights.hdf5")
-        pairs = zip(base.state_dict().values(), other.state_dict().values(), strict=True)
-        return all(torch.equal(a, b) for a, b in pairs)
-
-    assert same_as_base(continued(3))  # only the softmax trained
-    later = continued(5)
-    assert not same_as_base(later)  # then the biLM too
+    warm_up = "pretrain.softmax_warmup_steps=3"
+    assert same_bilm(run, continued(tiny_config, run, tmp_path / "at3", 3, warm_up))  # softmax only
+    later = continued(tiny_config, run, tmp_path / "at5", 5, warm_up)
+    assert not same_bilm(run, later)  # then the biLM too
     rows = [json.loads(line) for line in (later / "heldout.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows] == [3]  # the "before" evaluation (eval_every is 100)
+
+
+def test_bilm_lr_scale_steps_the_biLM_at_a_fraction_of_the_softmaxs_rate(
+    tiny_config, tmp_path: Path
+) -> None:
+    _, run = trained(tiny_config, tmp_path)
+    frozen = continued(tiny_config, run, tmp_path / "scale0", 4, "pretrain.bilm_lr_scale=0")
+    assert same_bilm(run, frozen)  # at scale 0 only the softmax learns, with no warm-up
+    slower = continued(tiny_config, run, tmp_path / "scale0.5", 4, "pretrain.bilm_lr_scale=0.5")
+    full = continued(tiny_config, run, tmp_path / "scale1", 4)
+    assert not same_bilm(run, slower) and not same_bilm(slower, full)
