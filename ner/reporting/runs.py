@@ -2,7 +2,9 @@
 
 A run belongs to a (corpus, variant) group: the corpus is the config's ``data.name``; the variant
 is the config's ``variant`` (set by the experiment configs) or, for runs made without one, a name
-derived from the inputs used (``glove``, ``elmo_glove``, ``elmo_glove_layers01``, ...).
+derived from the inputs used (``glove``, ``elmo_glove``, ``elmo_glove_layers01``, ...); a biLM
+adapted before training (``elmo.adapt``) adds ``_task`` or ``_domain`` to either (and
+``_lr<scale>`` for an ``elmo.adapt_lr_scale`` other than 1): ``elmo_glove_task``.
 """
 
 import json
@@ -77,9 +79,25 @@ def corpus_name(config: dict[str, Any]) -> str:
 
 
 def variant_name(config: dict[str, Any]) -> str:
-    """The config's ``variant``, else a name built from its inputs and ELMo mix settings."""
-    if config.get("variant"):
-        return str(config["variant"])
+    """The config's ``variant``, else a name built from its inputs and ELMo mix settings; with
+    the biLM's adaptation, if any (`adaptation_suffix`)."""
+    name = str(config["variant"]) if config.get("variant") else _inputs_name(config)
+    return name + adaptation_suffix(config)
+
+
+def adaptation_suffix(config: dict[str, Any]) -> str:
+    """``_task`` or ``_domain`` for a run whose biLM was adapted first (``elmo.adapt``), with
+    ``_lr<scale>`` when ``elmo.adapt_lr_scale`` is not 1; empty otherwise."""
+    elmo = config.get("elmo") or {}
+    mode = elmo.get("adapt") or "none"
+    if mode == "none" or not uses_elmo(config):
+        return ""
+    scale = elmo.get("adapt_lr_scale", 1.0)
+    return f"_{mode}" + (f"_lr{scale:g}" if scale != 1 else "")
+
+
+def _inputs_name(config: dict[str, Any]) -> str:
+    """A variant name built from the run's inputs and ELMo mix settings."""
     embeddings = config.get("embeddings") or {}
     elmo = uses_elmo(config)
     parts = []

@@ -271,6 +271,23 @@ def test_variant_names_are_derived_when_the_config_has_none():
     assert variant_name(words) == "words"
 
 
+def test_a_run_with_an_adapted_bilm_is_a_variant_of_its_own():
+    """`ner-train -m experiment=..._elmo_glove elmo.adapt=none,task` gives two groups, not one
+    group with two runs per seed."""
+    named, derived = config(variant="elmo_glove"), config(variant=None)
+    for run in (named, derived):
+        run["elmo"]["adapt"] = "none"
+        assert variant_name(run) == "elmo_glove"
+        run["elmo"]["adapt"] = "task"
+        assert variant_name(run) == "elmo_glove_task"
+        run["elmo"].update(adapt="domain", adapt_lr_scale=0.1)
+        assert variant_name(run) == "elmo_glove_domain_lr0.1"
+    glove = config(variant="glove")
+    glove["embeddings"]["elmo"] = None
+    glove["elmo"] = None
+    assert variant_name(glove) == "glove"
+
+
 def test_runs_on_a_subset_are_not_the_corpus(study, tmp_path):
     subset = config()
     subset["data"]["max_sentences"] = 200
