@@ -75,8 +75,9 @@ def test_the_fingerprint_follows_the_text_and_the_settings(base, task, tmp_path:
     domain = tmp_path / "domain.txt"
     domain.write_text("".join(" ".join(reversed(s)) + "\n" for s in task[:50]))
     with_text = adapt_bilm(base, task, [domain], settings=TINY, cache_dir=cache)
+    slower = adapt_bilm(base, task, settings=replace(TINY, bilm_lr_scale=0.1), cache_dir=cache)
     folders = {first, fewer, longer.weights.parent, with_text.weights.parent}
-    assert len(folders) == 4
+    assert len(folders | {slower.weights.parent}) == 5
     assert with_text.metadata["texts"] == [str(domain)]
 
 

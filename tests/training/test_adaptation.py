@@ -118,6 +118,7 @@ def test_domain_adaptation_reads_the_named_text_too(
         (["elmo.adapt=task", "elmo.adapt_text=[a.txt]"], "only with elmo.adapt=domain"),
         (["elmo.adapt=tasks"], "expected one of none, task, domain"),
         (["elmo.adapt=task", "elmo.path=bilm.zip"], "not a biLM folder or zip"),
+        (["elmo.adapt=task", "elmo.adapt_lr_scale=-0.1"], "adapt_lr_scale"),
     ],
 )
 def test_adaptation_settings_are_checked_before_anything_runs(overrides, message) -> None:
