@@ -5,7 +5,8 @@
 # is skipped, a killed one continues from its last checkpoint. VARIANTS="glove" (or "elmo_glove")
 # runs one variant only, e.g. to run the two variants side by side as two runners, one thread
 # each. VARIANTS="elmo_glove_task" runs experiment=ptb_pos_elmo_glove with the biLM adapted to the
-# training text first (elmo.adapt=task; every seed shares the one cached adaptation).
+# training text first (elmo.adapt=task; every seed shares the one cached adaptation), and
+# "elmo_glove_task_lr<S>" the same with elmo.adapt_lr_scale=S.
 #   mkdir -p outputs/pos && nohup bash experiments/study/pos.sh > outputs/pos/pos.log 2>&1 &
 # Runs go to outputs/pos/ptb_sample/<variant>/seed<S>/; each finished run's results.json (paths
 # made relative, the biLM's sha256 recorded: publish_run.py) and predictions_test.txt (for the
@@ -26,8 +27,9 @@ for seed in $SEEDS; do
     if [[ ! -f $run/results.json ]]; then
       if [[ -f $run/checkpoints/last.pt ]]; then
         args=("resume=$run")
-      elif [[ $variant == elmo_glove_task ]]; then
+      elif [[ $variant == elmo_glove_task* ]]; then
         args=("experiment=ptb_pos_elmo_glove" "elmo.adapt=task" "seed=$seed" "hydra.run.dir=$run")
+        [[ $variant == *_lr* ]] && args+=("elmo.adapt_lr_scale=${variant##*_lr}")
       else
         args=("experiment=ptb_pos_$variant" "seed=$seed" "hydra.run.dir=$run")
       fi
