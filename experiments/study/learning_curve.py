@@ -131,15 +131,11 @@ def variants(
             f"experiment={corpus}_elmo_glove",
             *bilm_overrides(name, folder),
         ]
+    task = [f"experiment={corpus}_elmo_glove", *old, "elmo.adapt=task"]
     if adapt:
-        found["elmo_glove_task"] = [f"experiment={corpus}_elmo_glove", *old, "elmo.adapt=task"]
+        found["elmo_glove_task"] = task
     for scale in adapt_lr_scales:
-        found[f"elmo_glove_task_lr{scale:g}"] = [
-            f"experiment={corpus}_elmo_glove",
-            *old,
-            "elmo.adapt=task",
-            f"elmo.adapt_lr_scale={scale}",
-        ]
+        found[f"elmo_glove_task_lr{scale:g}"] = [*task, f"elmo.adapt_lr_scale={scale}"]
     return found
 
 

@@ -148,9 +148,8 @@ def lr_factors(settings: DictConfig) -> list[Callable[[int], float]]:
         warmup_steps, max_steps, name = schedule
         return lr_factor(step - warmup, warmup_steps, max_steps - warmup, name)
 
-    if warmup:
-        return [everything, bilm]
-    return [everything, everything] if settings.bilm_lr_scale != 1.0 else [everything]
+    two_groups = warmup or settings.bilm_lr_scale != 1.0  # as `build_optimizer` makes them
+    return [everything, bilm] if two_groups else [everything]
 
 
 def model_options(cfg: DictConfig) -> BiLMOptions:
