@@ -16,9 +16,11 @@ checkpoint. The variants: ``glove`` (GloVe ⊕ char-CNN), ``elmo_glove_old`` (�
 `--old-bilm`, by default the one shipped in the package) and ``elmo_glove_new`` (⊕ the biLM
 exported to `--new-bilm`: options.json + weights.hdf5; left out without it); ``--bilm NAME=DIR``
 adds ``elmo_glove_NAME`` for one more biLM (repeatable), ``--adapt`` adds ``elmo_glove_task``
-(the old biLM adapted to each run's training sentences, ``elmo.adapt=task``) and
+(the old biLM adapted to each run's training sentences, ``elmo.adapt=task``),
 ``--adapt-lr-scale S`` the same as ``elmo_glove_task_lr<S>`` with the biLM at S times the
-adaptation's learning rate (``elmo.adapt_lr_scale``; repeatable). Seeds:
+adaptation's learning rate (``elmo.adapt_lr_scale``; repeatable) and ``--adapt-text TEXT``
+``elmo_glove_domain``, adapted on TEXT too (``elmo.adapt=domain``: a file or a named
+pretraining source such as ``reuters``; repeatable). Seeds:
 `SEEDS_SMALL` at fractions up to 10%, `SEEDS_LARGE` above.
 
 Every finished run leaves a record in ``experiments/results/learning_curve_runs/`` (``<stem>_runs``
@@ -112,6 +114,7 @@ def variants(
     more: dict[str, Path] | None = None,
     adapt: bool = False,
     adapt_lr_scales: Sequence[float] = (),
+    adapt_texts: Sequence[str] = (),
 ) -> dict[str, list[str]]:
     """Variant name → its `ner.cli.train` overrides (the experiments `<corpus>_glove` and
     `<corpus>_elmo_glove`). `old_bilm`: the folder of the earlier biLM (default: the one shipped
@@ -119,7 +122,9 @@ def variants(
     further biLMs by name, each the variant ``elmo_glove_<name>``; `adapt`: the variant
     ``elmo_glove_task``, the shipped biLM adapted to each run's training sentences
     (``elmo.adapt=task``, its defaults); `adapt_lr_scales`: for each scale S the variant
-    ``elmo_glove_task_lr<S>``, adapted with ``elmo.adapt_lr_scale=S``."""
+    ``elmo_glove_task_lr<S>``, adapted with ``elmo.adapt_lr_scale=S``; `adapt_texts` (files or
+    named pretraining sources): the variant ``elmo_glove_domain``, adapted on them and the
+    training sentences (``elmo.adapt=domain``)."""
     old = ["elmo=small_news"] if old_bilm is None else bilm_overrides("old", old_bilm)
     found = {
         "glove": [f"experiment={corpus}_glove"],
@@ -136,6 +141,9 @@ def variants(
         found["elmo_glove_task"] = task
     for scale in adapt_lr_scales:
         found[f"elmo_glove_task_lr{scale:g}"] = [*task, f"elmo.adapt_lr_scale={scale}"]
+    if adapt_texts:
+        texts = f"elmo.adapt_text=[{','.join(adapt_texts)}]"
+        found["elmo_glove_domain"] = [*task[:-1], "elmo.adapt=domain", texts]
     return found
 
 
@@ -372,6 +380,14 @@ def main() -> int:
         metavar="S",
         help="add elmo_glove_task_lr<S>: as elmo_glove_task, elmo.adapt_lr_scale=S",
     )
+    parser.add_argument(
+        "--adapt-text",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="add elmo_glove_domain: the old biLM, elmo.adapt=domain on TEXT (a file of one "
+        "sentence per line or a named pretraining source such as reuters; repeatable)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (1 thread each)")
     parser.add_argument(
         "--corpus", default="conll2003", help="runs experiment=<corpus>_glove / _elmo_glove"
@@ -390,7 +406,8 @@ def main() -> int:
         if folder is not None and not (folder / "weights.hdf5").is_file():
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
     options = variants(
-        args.new_bilm, args.old_bilm, args.corpus, more, args.adapt, args.adapt_lr_scale
+        *(args.new_bilm, args.old_bilm, args.corpus, more),
+        *(args.adapt, args.adapt_lr_scale, args.adapt_text),
     )
     args.runs_dir = args.runs_dir or RUNS_DIR / args.corpus
     args.stem = result_stem(args.corpus)
@@ -400,7 +417,7 @@ def main() -> int:
     if unknown:
         parser.error(
             f"unknown variant(s) {unknown}; have {sorted(options)}"
-            " (with --new-bilm, --bilm, --adapt, --adapt-lr-scale)"
+            " (with --new-bilm, --bilm, --adapt, --adapt-lr-scale, --adapt-text)"
         )
     runs = plan(names, tuple(args.fractions), args.seeds)
     if args.command == "status":

@@ -2,10 +2,11 @@
 
 Task-adaptive pretraining continues an existing biLM (options.json + weights.hdf5, any shape the
 tagger reads) on the training split's sentences, domain-adaptive pretraining on those plus text
-files the user names (one whitespace-tokenized sentence per line). It is the pretraining run of
-`ner.pretrain.trainer` started from the biLM (``pretrain.init_from``), with a fresh softmax over
-the adaptation text's vocabulary: published weights carry none. The adapted biLM is exported in
-the AllenNLP format.
+files the user names (one whitespace-tokenized sentence per line) or named pretraining sources
+(``reuters``, ``webtext``, …: `ner.pretrain.sources.SOURCES`, prepared as `ner-pretrain` does).
+It is the pretraining run of `ner.pretrain.trainer` started from the biLM
+(``pretrain.init_from``), with a fresh softmax over the adaptation text's vocabulary: published
+weights carry none. The adapted biLM is exported in the AllenNLP format.
 
 Entries live in ``data_dir()/elmo_adapted/<fingerprint>/``, named by a digest of the base biLM's
 files, the text and the settings, and are built once (under a lock, so the seeds of a multirun
@@ -33,7 +34,7 @@ from ner.common.keyed_cache import key_digest, open_or_build
 from ner.common.paths import data_dir
 from ner.common.verified import digests_match, record_digests
 from ner.pretrain.config import PretrainConfig, validate
-from ner.pretrain.corpus import CorpusError, is_heldout, read_sentences
+from ner.pretrain.corpus import CorpusError, is_heldout, prepare_source, read_sentences
 from ner.pretrain.trainer import HELDOUT_LOG, train
 
 logger = logging.getLogger(__name__)
@@ -150,6 +151,19 @@ def write_task_text(sentences: Sequence[Sequence[str]], path: Path, max_tokens: 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
         out.writelines(task_lines(sentences, max_tokens))
+
+
+def text_path(text: str | Path, max_sentence_tokens: int) -> Path:
+    """The file of an adaptation text: a named pretraining source, tokenized and cached once
+    (`prepare_source`, without evaluation sentences), else the path as given."""
+    from ner.pretrain.sources import SOURCES
+
+    if isinstance(text, str) and text in SOURCES:
+        try:
+            return prepare_source(text, max_sentence_tokens)
+        except CorpusError as error:
+            raise AdaptTextError(f"adaptation text: {error}") from None
+    return Path(text).expanduser()
 
 
 def text_stats(paths: Sequence[Path], settings: AdaptSettings) -> TextStats:
@@ -312,14 +326,15 @@ def adapt_bilm(
     # Parameters
     base: the local options.json and weights.hdf5 of the biLM to adapt.
     sentences: tokenized sentences (the training split's: task-adaptive pretraining).
-    texts: files of one whitespace-tokenized sentence per line (domain-adaptive pretraining);
-        one that is empty, binary or not UTF-8 raises `AdaptTextError` naming it.
+    texts: files of one whitespace-tokenized sentence per line or names of pretraining sources
+        (domain-adaptive pretraining); one that is empty, binary or not UTF-8 raises
+        `AdaptTextError` naming it.
     settings: the adaptation's (default `AdaptSettings()`).
     cache_dir: where entries live (default ``data_dir()/elmo_adapted``).
     """
     settings = settings or AdaptSettings()
     base = (Path(base[0]), Path(base[1]))
-    paths = [Path(text).expanduser() for text in texts]
+    paths = [text_path(text, settings.max_sentence_tokens) for text in texts]
     stats = text_stats(paths, settings)
     for line in task_lines(sentences, settings.max_sentence_tokens):
         stats.add(line.split(), settings.heldout_per_mille)

@@ -157,10 +157,10 @@ class ElmoConfig:
     mix: MixConfig = field(default_factory=MixConfig)
     dropout: float = fraction(MODEL["elmo_dropout"])  # on the mixed ELMo vector
     # Continue pretraining the biLM before its features are computed (ner.pretrain.adapt): on
-    # the training split's sentences (task), or on those and the adapt_text files, one
-    # whitespace-tokenized sentence per line (domain); adapt_steps updates of the biLM after
-    # adapt_softmax_steps of its fresh softmax alone, at adapt_lr_scale times the softmax's
-    # learning rate; cached by content.
+    # the training split's sentences (task), or on those and the adapt_text files (one
+    # whitespace-tokenized sentence per line) or named pretraining sources (domain);
+    # adapt_steps updates of the biLM after adapt_softmax_steps of its fresh softmax alone, at
+    # adapt_lr_scale times the softmax's learning rate; cached by content.
     adapt: str = one_of("none", "task", "domain", default="none")
     adapt_text: list[str] | None = None
     adapt_steps: int = at_least(1, 600)
@@ -312,7 +312,8 @@ def check_adaptation(elmo: DictConfig) -> None:
     if adapt == "domain" and not texts:
         raise ConfigError(
             "elmo.adapt=domain: needs elmo.adapt_text=[FILE,...], text files of one sentence per "
-            "line (elmo.adapt=task adapts on the training sentences alone)"
+            "line or named pretraining sources such as reuters (elmo.adapt=task adapts on the "
+            "training sentences alone)"
         )
     if adapt != "none" and elmo.get("path"):
         raise ConfigError(

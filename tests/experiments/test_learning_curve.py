@@ -149,6 +149,22 @@ def test_more_bilms_by_name_are_variants_of_their_own(tmp_path: Path) -> None:
             learning_curve.named_folder(wrong)
 
 
+def test_adapted_variants_adapt_the_old_bilm_on_the_training_text_and_the_named_text() -> None:
+    found = learning_curve.variants(
+        None, adapt=True, adapt_lr_scales=[0.1], adapt_texts=["reuters", "my.txt"]
+    )
+    with initialize_config_module("ner.conf", version_base="1.3"):
+        old, task, scaled, domain = (
+            compose("train", overrides=found[name])
+            for name in ("elmo_glove_old", "elmo_glove_task", "elmo_glove_task_lr0.1",
+                         "elmo_glove_domain")
+        )  # fmt: skip
+    assert (old.elmo.adapt, task.elmo.adapt, scaled.elmo.adapt_lr_scale) == ("none", "task", 0.1)
+    assert (domain.elmo.adapt, domain.elmo.adapt_text) == ("domain", ["reuters", "my.txt"])
+    assert domain.elmo.weight_file == old.elmo.weight_file == task.elmo.weight_file
+    assert "elmo_glove_domain" not in learning_curve.variants(None, adapt=True)
+
+
 def test_another_corpus_runs_its_own_experiments_into_its_own_files(tmp_path: Path) -> None:
     found = learning_curve.variants(tmp_path / "new", corpus="conll2000")
     with initialize_config_module("ner.conf", version_base="1.3"):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ner.bilm.bilm import BiLM
-from ner.pretrain import trainer
+from ner.pretrain import corpus, sources, trainer
 from ner.pretrain.adapt import AdaptSettings, AdaptTextError, adapt_bilm
 
 TINY = AdaptSettings(
@@ -142,6 +142,24 @@ def test_bad_adaptation_text_is_one_line_naming_the_file(
 def test_a_missing_adaptation_text_is_named(base, task, tmp_path: Path) -> None:
     with pytest.raises(AdaptTextError, match=r"adaptation text .*absent\.txt: No such file"):
         adapt_bilm(base, task, [tmp_path / "absent.txt"], settings=TINY, cache_dir=tmp_path)
+
+
+def test_a_named_source_is_prepared_once_without_evaluation_text_and_adapted_on(
+    base, task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = ["The", "test", "sentence", "."]
+    domain = [["Shares", "rose", "in", "Tokyo", "."], held] * 30
+    monkeypatch.setitem(sources.SOURCES, "tiny_news", lambda: iter(domain))
+    monkeypatch.setattr(sources, "evaluation_sentences", lambda: frozenset([tuple(held)]))
+    monkeypatch.setattr(corpus, "cache_path", lambda name: tmp_path / f"{name}.txt")
+    adapted = adapt_bilm(base, task, ["tiny_news"], settings=TINY, cache_dir=tmp_path / "cache")
+    prepared = tmp_path / "tiny_news.txt"
+    assert prepared.read_text().splitlines() == ["Shares rose in Tokyo ."] * 30
+    assert adapted.metadata["texts"] == [str(prepared)]
+    task_only = adapt_bilm(base, task, settings=TINY, cache_dir=tmp_path / "cache")
+    assert task_only.weights.parent != adapted.weights.parent
+    with pytest.raises(AdaptTextError, match=r"adaptation text .*tiny_newz: No such file"):
+        adapt_bilm(base, task, ["tiny_newz"], settings=TINY, cache_dir=tmp_path / "cache")
 
 
 def test_text_too_short_to_adapt_on_is_refused(base, tmp_path: Path) -> None:
