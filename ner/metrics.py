@@ -1,9 +1,11 @@
 """Span-level precision/recall/F1 with seqeval: conlleval-compatible by default, strict on request;
-token accuracy for per-token labels (part of speech and the like).
+the WNUT-17 surface-form scores; token accuracy for per-token labels (part of speech and the like).
 
 Default mode reads chunks the way conlleval.pl does (an ``I-X`` after ``O`` opens a chunk), so it
 scores IOB1, IOB2 and BIOES files alike. Strict mode only counts chunks that are well formed in
-the given scheme. All figures are percentages.
+the given scheme. The surface-form scores (the WNUT-17 shared task's ``wnuteval.py``) count each
+distinct (entity text, type) once: how many of the corpus's distinct entities a model found,
+rather than how many mentions. All figures are percentages.
 """
 
 from collections import Counter, defaultdict
@@ -91,6 +93,50 @@ def span_counts(
     return {
         name: [len(true[name] & pred[name]), len(pred[name]), len(true[name])] for name in names
     }
+
+
+def surface_forms(
+    tokens: Sequence[Sequence[str]],
+    gold: Sequence[Sequence[str]],
+    predicted: Sequence[Sequence[str]],
+) -> dict[str, dict[str, list[str]]]:
+    """Each entity type's distinct surface forms (the chunk's tokens joined by a space), sorted:
+    ``gold``, ``predicted`` and ``correct`` (those of predicted chunks that match a gold chunk
+    in place and type), as ``wnuteval.py`` collects them (chunks in conlleval's reading). The
+    forms of parts of a corpus, merged (`merge_surface_forms`), are the whole's."""
+    _checked(gold, predicted)
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for words, g, p in zip(tokens, gold, predicted, strict=True):
+        if len(words) != len(g):
+            raise ValueError(f"{len(words)} tokens but {len(g)} gold tags: {' '.join(words)!r}")
+        true, pred = set(conlleval_chunks(g)), set(conlleval_chunks(p))
+        for side, chunks in (("gold", true), ("predicted", pred), ("correct", true & pred)):
+            for type_name, first, last in chunks:
+                found[type_name][side].add(" ".join(words[first : last + 1]))
+    return {
+        name: {side: sorted(found[name][side]) for side in ("gold", "predicted", "correct")}
+        for name in sorted(found)
+    }
+
+
+def merge_surface_forms(
+    into: dict[str, dict[str, list[str]]], other: dict[str, dict[str, list[str]]]
+) -> None:
+    """Add `other`'s surface forms (`surface_forms`) to `into`'s."""
+    for name, sides in other.items():
+        mine = into.setdefault(name, {"gold": [], "predicted": [], "correct": []})
+        for side, forms in sides.items():
+            mine[side] = sorted(set(mine[side]) | set(forms))
+
+
+def surface_scores(forms: dict[str, dict[str, list[str]]]) -> dict:
+    """Surface-form precision, recall and F1 (percent; support: distinct gold forms), overall
+    and ``per_type``, from `surface_forms`: ``wnuteval.py``'s "surface form" figures."""
+    counts = {
+        name: [len(sides["correct"]), len(sides["predicted"]), len(sides["gold"])]
+        for name, sides in forms.items()
+    }
+    return counted_span_scores(counts)
 
 
 def counted_span_scores(counts: dict[str, list[int]]) -> dict:

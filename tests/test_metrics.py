@@ -6,7 +6,14 @@ from hypothesis import strategies as st
 from seqeval.metrics import classification_report
 
 from ner.data.tag_schemes import SCHEMES
-from ner.metrics import SEQEVAL_SCHEMES, evaluate_tags, span_scores
+from ner.metrics import (
+    SEQEVAL_SCHEMES,
+    evaluate_tags,
+    merge_surface_forms,
+    span_scores,
+    surface_forms,
+    surface_scores,
+)
 
 
 def test_perfect_and_partial_scores_in_percent():
@@ -110,3 +117,34 @@ def test_token_scores_accuracy_per_label_and_confusions():
     ]
     with pytest.raises(ValueError, match="sentence 1: 4 gold tags but 3 predicted"):
         token_scores(gold, [predicted[0], predicted[1][:3]])
+
+
+def test_surface_forms_count_each_distinct_entity_text_once_as_wnuteval_does():
+    tokens = [["I", "love", "Paris", "and", "Paris"], ["Paris", "Hilton", "is", "in", "Rome"]]
+    gold = [["O", "O", "B-loc", "O", "B-loc"], ["B-per", "I-per", "O", "O", "B-loc"]]
+    predicted = [["O", "O", "B-loc", "O", "O"], ["B-loc", "O", "O", "O", "B-per"]]
+    forms = surface_forms(tokens, gold, predicted)
+    assert forms == {
+        "loc": {"gold": ["Paris", "Rome"], "predicted": ["Paris"], "correct": ["Paris"]},
+        "per": {"gold": ["Paris Hilton"], "predicted": ["Rome"], "correct": []},
+    }
+    scores = surface_scores(forms)
+    # 1 correct of 2 distinct predicted forms, of 3 distinct gold forms; mentions: 1/3, 1/4.
+    assert scores["precision"] == pytest.approx(50.0)
+    assert scores["recall"] == pytest.approx(100.0 / 3)
+    assert scores["f1"] == pytest.approx(40.0) and scores["support"] == 3
+    assert scores["per_type"]["loc"]["f1"] == pytest.approx(200.0 / 3)
+    assert span_scores(gold, predicted)["recall"] == pytest.approx(25.0)
+
+
+def test_surface_forms_of_parts_merge_into_the_whole_and_check_lengths():
+    tokens = [["a", "b"], ["a", "c"], ["b"]]
+    gold = [["B-x", "O"], ["B-x", "B-y"], ["B-x"]]
+    predicted = [["B-x", "B-y"], ["O", "B-y"], ["B-y"]]
+    merged: dict = {}
+    for part in range(3):
+        parts = (tokens[part : part + 1], gold[part : part + 1], predicted[part : part + 1])
+        merge_surface_forms(merged, surface_forms(*parts))
+    assert merged == surface_forms(tokens, gold, predicted)
+    with pytest.raises(ValueError, match="2 tokens but 1 gold tags"):
+        surface_forms([["a", "b"]], [["O"]], [["O"]])

@@ -29,7 +29,15 @@ from typing import Any
 from ner.common.files import atomic_write
 from ner.data.labels import TOKENS
 from ner.data.tag_schemes import SchemeSurvey, TagSchemeError, split_tag
-from ner.metrics import counted_span_scores, counted_token_scores, span_counts, token_pairs
+from ner.metrics import (
+    counted_span_scores,
+    counted_token_scores,
+    merge_surface_forms,
+    span_counts,
+    surface_forms,
+    surface_scores,
+    token_pairs,
+)
 from ner.model.results import TaggedText
 
 
@@ -41,7 +49,9 @@ class ScoreCounts:
 
     sentences; entities: predicted; spans, strict: each entity type's [true positives,
     predicted, gold] chunks (`ner.metrics.span_counts`; strict only when `tag_scheme` is the
-    gold's); tokens: per-token labels' counts, gold label → predicted label → tokens."""
+    gold's); surface: each entity type's distinct gold, predicted and correct entity texts
+    (`ner.metrics.surface_forms`); tokens: per-token labels' counts, gold label → predicted
+    label → tokens."""
 
     scheme: str
     tag_scheme: str
@@ -49,6 +59,7 @@ class ScoreCounts:
     entities: int = 0
     spans: dict[str, list[int]] = field(default_factory=dict)
     strict: dict[str, list[int]] = field(default_factory=dict)
+    surface: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def add(self, tagged: Sequence[TaggedText], gold: Sequence[Sequence[str]]) -> None:
@@ -60,6 +71,8 @@ class ScoreCounts:
                 part.tokens.setdefault(g, {})[p] = count
         else:
             part.spans = span_counts(gold, predicted)
+            words = [[token.text for token in result.tokens] for result in tagged]
+            part.surface = surface_forms(words, gold, predicted)
             if self.tag_scheme == self.scheme:
                 part.strict = span_counts(gold, predicted, strict=True, scheme=self.scheme)
             part.entities = sum(len(result.entities) for result in tagged)
@@ -72,6 +85,7 @@ class ScoreCounts:
         for mine, theirs in ((self.spans, other.spans), (self.strict, other.strict)):
             for name, count in theirs.items():
                 mine[name] = [a + b for a, b in zip(mine.get(name, [0, 0, 0]), count, strict=True)]
+        merge_surface_forms(self.surface, other.surface)
         for g, row in other.tokens.items():
             mine_row = self.tokens.setdefault(g, {})
             for p, count in row.items():
@@ -79,14 +93,15 @@ class ScoreCounts:
 
     def scores(self) -> dict[str, Any]:
         """seqeval's default scores with ``per_type`` (and ``strict`` when `tag_scheme` is the
-        gold's scheme) and ``predicted_entities``, or `ner.metrics.token_scores` for per-token
-        labels."""
+        gold's scheme), ``surface`` (`ner.metrics.surface_scores`) and ``predicted_entities``,
+        or `ner.metrics.token_scores` for per-token labels."""
         if self.scheme == TOKENS:
             pairs = Counter({(g, p): n for g, row in self.tokens.items() for p, n in row.items()})
             return counted_token_scores(pairs)
         scores = counted_span_scores(self.spans)
         if self.tag_scheme == self.scheme:
             scores["strict"] = counted_span_scores(self.strict)
+        scores["surface"] = surface_scores(self.surface)
         scores["predicted_entities"] = self.entities
         return scores
 

@@ -47,6 +47,9 @@ def test_unconstrained_invalid_predictions_are_scored_leniently(tmp_path):
     assert lines == ["Mary I-PER I-PER", "left O I-PER"]
     assert 0.0 <= result.scores["f1"] <= 100.0 and result.scores["precision"] == 0.0
     assert result.scores["strict"]["precision"] == 0.0 and result.scores["predicted_entities"] == 2
+    surface = result.scores["surface"]  # distinct texts: gold John, Mary (PER), Paris (LOC)
+    assert (surface["support"], surface["precision"]) == (3, 0.0)
+    assert surface["per_type"]["PER"]["support"] == 2
 
 
 def test_the_per_epoch_scores_are_the_final_ones_without_the_strict_mode():
