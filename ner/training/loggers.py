@@ -89,7 +89,9 @@ class WandbLogger(GuardedWandb, NullLogger):
                     continue
                 for name in ("f1", "precision", "recall"):
                     self.run.summary[f"{split}/{name}"] = scores[name]
-                    self.run.summary[f"{split}/strict_{name}"] = scores["strict"][name]
+                    for mode in ("strict", "surface"):  # surface: not in a legacy run's scores
+                        if mode in scores:
+                            self.run.summary[f"{split}/{mode}_{name}"] = scores[mode][name]
                 table = wandb.Table(columns=["type", "precision", "recall", "f1", "support"])
                 for kind, row in sorted(scores["per_type"].items()):
                     table.add_data(kind, row["precision"], row["recall"], row["f1"], row["support"])

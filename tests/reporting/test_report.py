@@ -39,6 +39,7 @@ def scores(f1: float) -> dict:
         t: {"precision": f1, "recall": f1, "f1": f1 + i, "support": 9} for i, t in enumerate(TYPES)
     }
     strict = {"precision": f1, "recall": f1, "f1": f1 - 0.5, "support": 36, "per_type": {}}
+    surface = {"precision": f1, "recall": f1, "f1": f1 + 0.5, "support": 30, "per_type": {}}
     return {
         "precision": f1,
         "recall": f1,
@@ -46,6 +47,7 @@ def scores(f1: float) -> dict:
         "support": 36,
         "per_type": per_type,
         "strict": strict,
+        "surface": surface,
     }
 
 
@@ -120,8 +122,8 @@ def test_tables_give_mean_and_sample_std_over_seeds(study, tmp_path, capsys):
     assert report["warnings"] == []
     markdown = (out / "report.md").read_text()
     assert (
-        "| `glove` | 1, 2, 3 | 94.00 ± 1.00 | **90.17 ± 1.04** | 89.67 ± 1.04 | 2.0 ± 0.0"
-        " | 3.0 ± 0.0 | 4.0 ± 2.0 | 1000 ± 0 |" in markdown
+        "| `glove` | 1, 2, 3 | 94.00 ± 1.00 | **90.17 ± 1.04** | 89.67 ± 1.04 | 90.67 ± 1.04"
+        " | 2.0 ± 0.0 | 3.0 ± 0.0 | 4.0 ± 2.0 | 1000 ± 0 |" in markdown
     )
     assert "| `elmo_glove` | 1, 2 | 95.00 ± 0.00 | **92.00 ± 0.71** |" in markdown
     assert "| `elmo_glove` | 1 | 94.00 | **93.00** |" in markdown  # one seed: no ± part
@@ -362,10 +364,12 @@ def test_missing_optional_figures_are_left_out_not_nan(tmp_path):
         results = json.loads((folder / "results.json").read_text())
         if not strict:
             del results["test"]["strict"], results["time_seconds"]["total"]
+            del results["test"]["surface"]  # a run scored before surface forms were
         (folder / "results.json").write_text(json.dumps(results))
     main([str(tmp_path / "runs"), "--out", str(tmp_path / "r"), "--no-plots"])
     text = (tmp_path / "r" / "report.json").read_text()
     assert "NaN" not in text
     [group] = json.loads(text)["groups"]
     assert group["test_f1_strict"] == {"mean": 88.5, "std": None, "n": 1, "values": [88.5]}
+    assert group["test_f1_surface"] == {"mean": 89.5, "std": None, "n": 1, "values": [89.5]}
     assert group["minutes"]["n"] == 1 and group["test_f1"]["n"] == 2

@@ -20,6 +20,7 @@ def test_offline_run_files_go_under_the_run_dir(tmp_path, monkeypatch):
         "precision": 1.0,
         "recall": 1.0,
         "strict": {"f1": 1.0, "precision": 1.0, "recall": 1.0},
+        "surface": {"f1": 1.0, "precision": 1.0, "recall": 1.0},
     }
     per_type = {"PER": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 2}}
     run_logger.log_final(
