@@ -403,7 +403,8 @@ def main() -> int:
     more = dict(args.bilm)
     flags = [("--new-bilm", args.new_bilm), ("--old-bilm", args.old_bilm)]
     for flag, folder in [*flags, *(("--bilm", folder) for folder in more.values())]:
-        if folder is not None and not (folder / "weights.hdf5").is_file():
+        # status and collect read the records alone: the biLM folders only name the variants
+        if args.command == "run" and folder is not None and not (folder / "weights.hdf5").is_file():
             parser.error(f"{flag} {folder}: no weights.hdf5 there")
     options = variants(
         *(args.new_bilm, args.old_bilm, args.corpus, more),

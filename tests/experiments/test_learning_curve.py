@@ -120,6 +120,17 @@ def test_a_tiny_learning_curve_is_trained_collected_and_not_trained_again(tmp_pa
     after = run()
     assert "0 run(s) to do of 4" in after and "start " not in after
     assert json.loads((tmp_path / "out" / "learning_curve.json").read_text()) == content
+    # collect reads the records alone: a biLM folder that is gone still names its variant.
+    gone = str(tmp_path / "gone")
+    for command_name, expected in (("collect", 0), ("run", 2)):
+        changed = [command_name, *command[3:]]
+        changed[changed.index("--new-bilm") + 1] = gone
+        done = subprocess.run(
+            [*command[:2], *changed], cwd=PROJECT_ROOT, env=ENV, capture_output=True, text=True
+        )
+        assert done.returncode == expected, done.stderr[-2000:]
+    assert json.loads((tmp_path / "out" / "learning_curve.json").read_text()) == content
+    assert "gone: no weights.hdf5 there" in done.stderr
 
 
 def test_an_old_bilm_folder_replaces_the_shipped_one_in_the_old_variant(tmp_path: Path) -> None:
