@@ -152,7 +152,9 @@ def markdown(
         group = [s for s in summaries if s["corpus"] == corpus]
         score = group[0]["metric"]
         name = METRIC_NAMES[score]
-        modes = ("strict", "surface") if score == "f1" else ()
+        # Surface-form F1 only where some run has it (runs scored before it was have none).
+        surface = any(s["test_f1_surface"]["n"] for s in group)
+        modes = ("strict", *(["surface"] if surface else [])) if score == "f1" else ()
         lines += [f"### {corpus}", ""]
         lines += _table(
             [
