@@ -80,9 +80,11 @@ def corpus_name(config: dict[str, Any]) -> str:
 
 def variant_name(config: dict[str, Any]) -> str:
     """The config's ``variant``, else a name built from its inputs and ELMo mix settings; with
-    the biLM's adaptation, if any (`adaptation_suffix`)."""
+    the biLM's adaptation, if any (`adaptation_suffix`), unless the name already ends with it
+    (a runner that names its adapted variants, as the learning curve's ``elmo_glove_domain``)."""
     name = str(config["variant"]) if config.get("variant") else _inputs_name(config)
-    return name + adaptation_suffix(config)
+    suffix = adaptation_suffix(config)
+    return name if name.endswith(suffix) else name + suffix
 
 
 def adaptation_suffix(config: dict[str, Any]) -> str:

@@ -284,6 +284,14 @@ def test_a_run_with_an_adapted_bilm_is_a_variant_of_its_own():
         assert variant_name(run) == "elmo_glove_task"
         run["elmo"].update(adapt="domain", adapt_lr_scale=0.1)
         assert variant_name(run) == "elmo_glove_domain_lr0.1"
+    # A runner that names its adapted variants itself (the learning curve's) keeps its names.
+    for mode, scale, already in (
+        ("task", 1.0, "elmo_glove_task"),
+        ("domain", 0.1, "x_domain_lr0.1"),
+    ):
+        named["variant"] = already
+        named["elmo"].update(adapt=mode, adapt_lr_scale=scale)
+        assert variant_name(named) == already
     glove = config(variant="glove")
     glove["embeddings"]["elmo"] = None
     glove["elmo"] = None
