@@ -43,11 +43,8 @@ def main() -> None:
     parser.add_argument("runs", type=Path, help="a folder of <variant>/seed<S>/ run folders")
     parser.add_argument("--out", type=Path, required=True, help="the JSON to write")
     args = parser.parse_args()
-    found = {
-        folder.name: variant_scores(folder)
-        for folder in sorted(args.runs.iterdir())
-        if folder.is_dir() and variant_scores(folder)
-    }
+    scored = {folder.name: variant_scores(folder) for folder in sorted(args.runs.iterdir())}
+    found = {variant: seeds for variant, seeds in scored.items() if seeds}
     if not found:
         parser.error(f"{args.runs}: no <variant>/seed<S>/{PREDICTIONS_FILE}")
     summary = {}
